@@ -1,0 +1,160 @@
+"""Expression helpers that evaluate on plain ints and on Z3 terms alike.
+
+The model's guards and effects never use Python ``if``/``and``/``or``/``max`` on *state values*;
+they call these helpers instead. On plain Python ints and bools every helper is an ordinary
+operation (fast path); on Z3 terms it builds the corresponding term (``If``, ``And``, ``Or``,
+``Not``). Control flow on *parameters* (which pod, which node, which resource index) is ordinary
+Python: parameters are finite and known when an action is expanded.
+
+Resource vectors are tuples with one entry per resource of the scenario (cpu, then memory).
+
+What is left out: nothing symbolic is imported unless a Z3 term is actually seen, so the
+explicit engine never pays for Z3.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+__all__ = [
+    "is_concrete",
+    "ite",
+    "and_",
+    "or_",
+    "not_",
+    "max2",
+    "min2",
+    "vadd",
+    "vsub",
+    "vmax",
+    "vmin",
+    "vle",
+    "vlt_any",
+    "veq",
+    "vpos",
+    "vsum",
+    "vzero",
+]
+
+_CONCRETE = (int, bool)
+
+
+def is_concrete(*values: Any) -> bool:
+    """True when every value is a plain Python int/bool (not a Z3 term)."""
+    return all(type(v) in (int, bool) for v in values)
+
+
+def _z3():
+    import z3  # imported lazily: only the symbolic engine needs it
+
+    return z3
+
+
+def ite(condition: Any, then: Any, otherwise: Any) -> Any:
+    """``then if condition else otherwise`` that also builds ``z3.If``."""
+    if type(condition) is bool:
+        return then if condition else otherwise
+    z3 = _z3()
+    if isinstance(then, tuple):
+        return tuple(z3.If(condition, a, b) for a, b in zip(then, otherwise))
+    return z3.If(condition, then, otherwise)
+
+
+def and_(*terms: Any) -> Any:
+    """Conjunction; short-circuits on concrete ``False``."""
+    symbolic = []
+    for term in terms:
+        if type(term) is bool:
+            if not term:
+                return False
+        else:
+            symbolic.append(term)
+    if not symbolic:
+        return True
+    return symbolic[0] if len(symbolic) == 1 else _z3().And(*symbolic)
+
+
+def or_(*terms: Any) -> Any:
+    """Disjunction; short-circuits on concrete ``True``."""
+    symbolic = []
+    for term in terms:
+        if type(term) is bool:
+            if term:
+                return True
+        else:
+            symbolic.append(term)
+    if not symbolic:
+        return False
+    return symbolic[0] if len(symbolic) == 1 else _z3().Or(*symbolic)
+
+
+def not_(term: Any) -> Any:
+    if type(term) is bool:
+        return not term
+    return _z3().Not(term)
+
+
+def max2(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        return a if a >= b else b
+    return ite(a >= b, a, b)
+
+
+def min2(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        return a if a <= b else b
+    return ite(a <= b, a, b)
+
+
+def vzero(width: int) -> tuple:
+    return (0,) * width
+
+
+def vadd(a: Sequence, b: Sequence) -> tuple:
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def vsub(a: Sequence, b: Sequence) -> tuple:
+    return tuple(x - y for x, y in zip(a, b))
+
+
+def vmax(*vectors: Sequence) -> tuple:
+    """Per-resource maximum of one or more vectors."""
+    result = tuple(vectors[0])
+    for vector in vectors[1:]:
+        result = tuple(max2(x, y) for x, y in zip(result, vector))
+    return result
+
+
+def vmin(a: Sequence, b: Sequence) -> tuple:
+    return tuple(min2(x, y) for x, y in zip(a, b))
+
+
+def vle(a: Sequence, b: Sequence) -> Any:
+    """Every resource of ``a`` is at most the same resource of ``b``."""
+    if is_concrete(*a, *b):
+        return all(x <= y for x, y in zip(a, b))
+    return and_(*(x <= y for x, y in zip(a, b)))
+
+
+def vlt_any(a: Sequence, b: Sequence) -> Any:
+    """Some resource of ``a`` is below ``b`` (the negation of ``vle(b, a)``)."""
+    return not_(vle(b, a))
+
+
+def veq(a: Sequence, b: Sequence) -> Any:
+    if is_concrete(*a, *b):
+        return tuple(a) == tuple(b)
+    return and_(*(x == y for x, y in zip(a, b)))
+
+
+def vpos(a: Sequence) -> tuple:
+    """Per-resource ``max(0, x)``."""
+    return tuple(max2(x, 0) for x in a)
+
+
+def vsum(vectors: Iterable[Sequence], width: int) -> tuple:
+    total = vzero(width)
+    for vector in vectors:
+        total = vadd(total, vector)
+    return total

@@ -1,0 +1,91 @@
+"""States of the model: immutable values with value equality.
+
+A ``State`` is the whole cluster as the model sees it: every pod (in scenario order) and, per
+node, whether the kubelet owes a retry pass over its pending resizes. Everything static (names,
+priorities, node allocatable, the environment's menu, the variant) lives in ``Context``
+(``model/context.py``), not in the state.
+
+Each pod is one container with small integer sizes per resource (the scenario loader scales
+Kubernetes quantities down by their common divisor). Accounting is always done by
+``model/accounting.py`` (reference §1), which handles the general multi-container pod.
+
+Fields that are not Kubernetes API state are marked:
+* scheduler memory (lost on scheduler restart): ``queue``, ``assumed``, ``tracking``;
+* ghost (history for properties, never read by guards): ``promised``.
+``preempted_by`` is the ``DisruptionTarget`` condition the scheduler sets on a victim (reference
+§3.3), with the preemptor's index recorded so that properties can name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from spec.vocabulary import Phase, Queue, ResizeReason
+
+__all__ = ["PodState", "State", "NO_NODE", "NO_POD", "replace_pod", "type_ok"]
+
+NO_NODE = -1
+NO_POD = -1
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    phase: int  # spec.vocabulary.Phase
+    node: int  # spec.nodeName as a node index, NO_NODE when unscheduled
+    desired: tuple  # spec...resources.requests, one int per resource
+    allocated: tuple  # status...allocatedResources
+    actual: tuple  # status...resources (what the runtime reports)
+    resize: int = ResizeReason.NONE  # PodResizePending reason (NONE = no condition)
+    in_progress: bool = False  # PodResizeInProgress
+    observed: bool = True  # the kubelet has evaluated the current desired (condition observedGeneration)
+    queue: int = Queue.NOT_QUEUED  # scheduler memory: activeQ/backoffQ vs unschedulable pool
+    nominated: int = NO_NODE  # status.nominatedNodeName
+    preempted_by: int = NO_POD  # DisruptionTarget condition: evicted by preemption for this pod
+    promised: tuple = ()  # ghost: the resize size the scheduler evicted victims for
+    assumed: tuple = ()  # scheduler memory (reservation=assume): the resize size held in the cache
+    tracking: bool = False  # scheduler memory (in-memory guard): victims in flight are tracked
+
+    @property
+    def assigned(self) -> bool:
+        """Bound, running or terminating: counted on its node by scheduler and kubelet."""
+        return Phase.BOUND <= self.phase <= Phase.TERMINATING
+
+    @property
+    def admitted(self) -> bool:
+        """Admitted by the kubelet and still holding its allocation."""
+        return self.phase == Phase.RUNNING or self.phase == Phase.TERMINATING
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    pods: tuple  # tuple[PodState, ...] in scenario order
+    retry_due: tuple  # per node: a pod was removed, so the kubelet owes a retry pass (pods_removed)
+    env_used: int = 0  # bit i set: environment event i of the scenario's menu has happened
+    env_events: int = 0  # environment events used so far (bounded by maxEvents)
+
+
+def replace_pod(state: State, index: int, **changes) -> State:
+    pods = list(state.pods)
+    pods[index] = replace(pods[index], **changes)
+    return replace(state, pods=tuple(pods))
+
+
+def type_ok(state: State, pod_count: int, node_count: int, width: int) -> bool:
+    """TypeOK: every field within its domain (checked by the tests on every explored state)."""
+    if len(state.pods) != pod_count or len(state.retry_due) != node_count:
+        return False
+    for pod in state.pods:
+        if pod.phase not in tuple(Phase) or pod.resize not in tuple(ResizeReason) or pod.queue not in tuple(Queue):
+            return False
+        if not (NO_NODE <= pod.node < node_count and NO_NODE <= pod.nominated < node_count):
+            return False
+        if not (NO_POD <= pod.preempted_by < pod_count):
+            return False
+        for vector in (pod.desired, pod.allocated, pod.actual):
+            if len(vector) != width or any(v < 0 for v in vector):
+                return False
+        if pod.promised and len(pod.promised) != width or pod.assumed and len(pod.assumed) != width:
+            return False
+        if (pod.phase >= Phase.BOUND) != (pod.node != NO_NODE) and pod.phase != Phase.GONE and pod.phase != Phase.REJECTED:
+            return False
+    return True

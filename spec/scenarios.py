@@ -1,0 +1,338 @@
+"""Scenarios: YAML files in Kubernetes vocabulary, loaded into plain data.
+
+A scenario names nodes (allocatable, the ``disableResizePreemption`` opt-out of reference §4.3
+(11)), pods (priority, ``preemptionPolicy``, requests/allocated/actual, an initial resize
+condition) and the environment's menu: what users and controllers may do, each at most once,
+and how many of those events one run may use (``maxEvents``). The schema is documented in the
+README ("Scenario files").
+
+Quantities use Kubernetes notation (``500m``, ``2``, ``1Gi``). The loader scales each resource
+down by the greatest common divisor of every quantity of that resource in the scenario, so the
+state machine works on small integers; ``Scenario.units`` keeps the scale for display.
+
+Bad input raises ``ScenarioError`` naming the file and the field; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from spec.quantities import format_quantity, parse_quantity
+from spec.vocabulary import RESOURCE_NAMES
+
+__all__ = [
+    "ScenarioError", "NodeSpec", "PodSpec", "ResizeEvent", "Scenario", "load_scenario",
+    "default_scenarios", "SCENARIO_DIR",
+]
+
+SCENARIO_DIR = Path(__file__).parent / "scenarios"
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+INITIAL_RESIZES = ("Deferred", "Infeasible", "InProgress")
+
+
+class ScenarioError(ValueError):
+    """A scenario file is malformed. ``str()`` is one line: ``FILE: FIELD: problem``."""
+
+    def __init__(self, source: str, where: str, problem: str):
+        self.source, self.where, self.problem = source, where, problem
+        super().__init__(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    allocatable: tuple[int, ...]
+    disable_resize_preemption: bool = False
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    name: str
+    priority: int
+    requests: tuple[int, ...]
+    node: str | None = None  # None: pending (or an arrival)
+    allocated: tuple[int, ...] | None = None
+    actual: tuple[int, ...] | None = None
+    preemption_policy: str = "PreemptLowerPriority"
+    resize: str | None = None  # initial: Deferred, Infeasible or InProgress
+    nominated_node: str | None = None
+    arrival: bool = False  # created by the environment, absent at the start
+
+
+@dataclass(frozen=True)
+class ResizeEvent:
+    pod: str
+    requests: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    resources: tuple[str, ...]
+    units: tuple[int, ...]  # one model unit of each resource, in millicores / bytes
+    nodes: tuple[NodeSpec, ...]
+    pods: tuple[PodSpec, ...]  # declared pods, then arrivals
+    resizes: tuple[ResizeEvent, ...] = ()
+    deletions: tuple[str, ...] = ()
+    scheduler_restarts: int = 0
+    max_events: int = 0
+    source: str = ""
+
+    def format(self, vector) -> str:
+        """``cpu 2, memory 1Gi`` for a vector of model units."""
+        return ", ".join(
+            f"{name} {format_quantity(value * unit, name)}"
+            for name, value, unit in zip(self.resources, vector, self.units)
+        )
+
+    def node_index(self, name: str) -> int:
+        return [node.name for node in self.nodes].index(name)
+
+    def pod_index(self, name: str) -> int:
+        return [pod.name for pod in self.pods].index(name)
+
+
+_TOP = {"name", "description", "nodes", "pods", "environment"}
+_NODE = {"name", "allocatable", "disableResizePreemption"}
+_POD = {"name", "node", "priority", "preemptionPolicy", "requests", "allocated", "actual", "resize",
+        "nominatedNodeName"}
+_ARRIVAL = {"name", "priority", "preemptionPolicy", "requests"}
+_ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents"}
+_RESIZE = {"pod", "requests"}
+
+
+class _Reader:
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, where: str, problem: str):
+        raise ScenarioError(self.source, where, problem)
+
+    def mapping(self, value: Any, where: str, allowed: set[str], required: tuple[str, ...] = ()) -> dict:
+        if not isinstance(value, dict):
+            self.fail(where, f"expected a mapping, got {type(value).__name__}")
+        for key in value:
+            if key not in allowed:
+                self.fail(f"{where}.{key}" if where else str(key), f"unknown field (allowed: {', '.join(sorted(allowed))})")
+        for key in required:
+            if key not in value:
+                self.fail(f"{where}.{key}" if where else key, "required field is missing")
+        return value
+
+    def sequence(self, value: Any, where: str) -> list:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(where, f"expected a list, got {type(value).__name__}")
+        return value
+
+    def name(self, value: Any, where: str) -> str:
+        if not isinstance(value, str) or not value or not value.replace("-", "").replace(".", "").isalnum():
+            self.fail(where, f"{value!r} is not a valid name")
+        return value
+
+    def integer(self, value: Any, where: str, minimum: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(where, f"expected an integer, got {value!r}")
+        if minimum is not None and value < minimum:
+            self.fail(where, f"must be at least {minimum}, got {value}")
+        return value
+
+    def boolean(self, value: Any, where: str) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, list):  # the API field is a list of owners; non-empty = disabled
+            return bool(value)
+        self.fail(where, f"expected true/false or a list of owners, got {value!r}")
+
+    def resources(self, value: Any, where: str) -> dict[str, int]:
+        self.mapping(value, where, set(RESOURCE_NAMES))
+        result = {}
+        for resource, quantity in value.items():
+            try:
+                result[resource] = parse_quantity(quantity, resource)
+            except ValueError as error:
+                self.fail(f"{where}.{resource}", str(error))
+        return result
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate one scenario file."""
+    path = Path(path)
+    source = str(path)
+    reader = _Reader(source)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise ScenarioError(source, "", f"cannot read file ({error.strerror})") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or "invalid YAML"
+        raise ScenarioError(source, where, f"invalid YAML: {problem}") from None
+    return parse_scenario(document, source)
+
+
+def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
+    reader = _Reader(source)
+    if document is None:
+        reader.fail("", "the file is empty")
+    top = reader.mapping(document, "", _TOP, ("name", "nodes", "pods"))
+    name = reader.name(top["name"], "name")
+    description = top.get("description", "")
+    if not isinstance(description, str):
+        reader.fail("description", "expected a string")
+
+    raw_nodes = reader.sequence(top["nodes"], "nodes")
+    if not raw_nodes:
+        reader.fail("nodes", "at least one node is required")
+    node_fields = []
+    for i, raw in enumerate(raw_nodes):
+        where = f"nodes[{i}]"
+        reader.mapping(raw, where, _NODE, ("name", "allocatable"))
+        node_name = reader.name(raw["name"], f"{where}.name")
+        allocatable = reader.resources(raw["allocatable"], f"{where}.allocatable")
+        if not allocatable:
+            reader.fail(f"{where}.allocatable", "at least one resource is required")
+        for resource, amount in allocatable.items():
+            if amount <= 0:
+                reader.fail(f"{where}.allocatable.{resource}", "capacity must be positive")
+        disabled = reader.boolean(raw.get("disableResizePreemption", False), f"{where}.disableResizePreemption")
+        node_fields.append((node_name, allocatable, disabled))
+    node_names = [n for n, _, _ in node_fields]
+    _unique(reader, node_names, "nodes", "node")
+
+    raw_pods = reader.sequence(top["pods"], "pods")
+    environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
+    raw_arrivals = reader.sequence(environment.get("arrivals"), "environment.arrivals")
+    pod_fields = []
+    for i, raw in enumerate(raw_pods):
+        where = f"pods[{i}]"
+        reader.mapping(raw, where, _POD, ("name", "requests"))
+        pod_fields.append(_read_pod(reader, raw, where, node_names, arrival=False))
+    for i, raw in enumerate(raw_arrivals):
+        where = f"environment.arrivals[{i}]"
+        reader.mapping(raw, where, _ARRIVAL, ("name", "requests"))
+        pod_fields.append(_read_pod(reader, raw, where, node_names, arrival=True))
+    if not pod_fields:
+        reader.fail("pods", "at least one pod is required")
+    pod_names = [p["name"] for p in pod_fields]
+    _unique(reader, pod_names, "pods", "pod")
+
+    resize_fields = []
+    for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes")):
+        where = f"environment.resizes[{i}]"
+        reader.mapping(raw, where, _RESIZE, ("pod", "requests"))
+        if raw["pod"] not in pod_names:
+            reader.fail(f"{where}.pod", f"unknown pod {raw['pod']!r}")
+        resize_fields.append((raw["pod"], reader.resources(raw["requests"], f"{where}.requests")))
+    deletions = []
+    for i, raw in enumerate(reader.sequence(environment.get("deletions"), "environment.deletions")):
+        if raw not in pod_names:
+            reader.fail(f"environment.deletions[{i}]", f"unknown pod {raw!r}")
+        deletions.append(raw)
+    restarts = reader.integer(environment.get("schedulerRestarts", 0), "environment.schedulerRestarts", 0)
+    if restarts > 1:
+        reader.fail("environment.schedulerRestarts", "at most 1 scheduler restart is supported")
+    menu = len(resize_fields) + len(raw_arrivals) + len(deletions) + restarts
+    max_events = reader.integer(environment.get("maxEvents", menu), "environment.maxEvents", 0)
+
+    # Resources used anywhere, in canonical order; then the common unit of each.
+    vectors: list[dict[str, int]] = [a for _, a, _ in node_fields]
+    for pod in pod_fields:
+        vectors += [v for v in (pod["requests"], pod["allocated"], pod["actual"]) if v is not None]
+    vectors += [r for _, r in resize_fields]
+    resources = tuple(r for r in RESOURCE_NAMES if any(r in v for v in vectors))
+    units = tuple(math.gcd(*(v.get(r, 0) for v in vectors)) or 1 for r in resources)
+
+    def scale(vector: dict[str, int] | None):
+        if vector is None:
+            return None
+        return tuple(vector.get(r, 0) // u for r, u in zip(resources, units))
+
+    nodes = tuple(NodeSpec(n, scale(a), d) for n, a, d in node_fields)
+    pods = []
+    for i, pod in enumerate(pod_fields):
+        spec = PodSpec(
+            name=pod["name"], priority=pod["priority"], requests=scale(pod["requests"]), node=pod["node"],
+            allocated=scale(pod["allocated"]), actual=scale(pod["actual"]),
+            preemption_policy=pod["policy"], resize=pod["resize"], nominated_node=pod["nominated"],
+            arrival=pod["arrival"],
+        )
+        _check_pod(reader, spec, pod["where"], nodes)
+        pods.append(spec)
+    resizes = tuple(ResizeEvent(p, scale(r)) for p, r in resize_fields)
+    for i, event in enumerate(resizes):
+        pod = pods[pod_names.index(event.pod)]
+        if event.requests == pod.requests:
+            reader.fail(f"environment.resizes[{i}].requests", "equals the pod's current requests: not a resize")
+    return Scenario(name, description, resources, units, nodes, tuple(pods), resizes, tuple(deletions),
+                    restarts, max_events, source)
+
+
+def _read_pod(reader: _Reader, raw: dict, where: str, node_names: list[str], arrival: bool) -> dict:
+    name = reader.name(raw["name"], f"{where}.name")
+    node = raw.get("node")
+    if node is not None and node not in node_names:
+        reader.fail(f"{where}.node", f"unknown node {node!r}")
+    nominated = raw.get("nominatedNodeName")
+    if nominated is not None and nominated not in node_names:
+        reader.fail(f"{where}.nominatedNodeName", f"unknown node {nominated!r}")
+    policy = raw.get("preemptionPolicy", "PreemptLowerPriority")
+    if policy not in PREEMPTION_POLICIES:
+        reader.fail(f"{where}.preemptionPolicy", f"{policy!r} is not one of {', '.join(PREEMPTION_POLICIES)}")
+    resize = raw.get("resize")
+    if resize is not None and resize not in INITIAL_RESIZES:
+        reader.fail(f"{where}.resize", f"{resize!r} is not one of {', '.join(INITIAL_RESIZES)}")
+    requests = reader.resources(raw["requests"], f"{where}.requests")
+    allocated = reader.resources(raw["allocated"], f"{where}.allocated") if "allocated" in raw else None
+    actual = reader.resources(raw["actual"], f"{where}.actual") if "actual" in raw else None
+    return {
+        "name": name, "node": node, "priority": reader.integer(raw.get("priority", 0), f"{where}.priority"),
+        "policy": policy, "resize": resize, "requests": requests, "allocated": allocated, "actual": actual,
+        "nominated": nominated, "arrival": arrival, "where": where,
+    }
+
+
+def _check_pod(reader: _Reader, pod: PodSpec, where: str, nodes: tuple[NodeSpec, ...]) -> None:
+    if pod.node is None:
+        for key, value in (("allocated", pod.allocated), ("actual", pod.actual), ("resize", pod.resize)):
+            if value is not None:
+                reader.fail(f"{where}.{key}", "only a pod with a node can have " + key)
+        if pod.nominated_node is not None and pod.arrival:
+            reader.fail(f"{where}.nominatedNodeName", "an arrival cannot start nominated")
+        return
+    if pod.nominated_node is not None:
+        reader.fail(f"{where}.nominatedNodeName", "a pod with a node is not nominated")
+    node = next(n for n in nodes if n.name == pod.node)
+    allocated = pod.allocated if pod.allocated is not None else pod.requests
+    actual = pod.actual if pod.actual is not None else allocated
+    if any(v > c for v, c in zip(pod.requests, node.allocatable)):
+        reader.fail(f"{where}.requests", "exceeds the node's allocatable (the API server rejects such a resize since v1.36)")
+    if pod.resize == "Deferred" and allocated == pod.requests:
+        reader.fail(f"{where}.resize", "Deferred needs requests different from allocated")
+    if pod.resize == "InProgress" and allocated == actual:
+        reader.fail(f"{where}.resize", "InProgress needs actual different from allocated")
+    if pod.resize is None and allocated != pod.requests:
+        reader.fail(f"{where}.resize", "requests differ from allocated: say Deferred or Infeasible")
+
+
+def _unique(reader: _Reader, names: list[str], where: str, kind: str) -> None:
+    seen = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            reader.fail(f"{where}", f"duplicate {kind} name {name!r}")
+        seen.add(name)
+
+
+def default_scenarios() -> list[Scenario]:
+    """Every scenario shipped in ``spec/scenarios/``, in file-name order."""
+    return [load_scenario(path) for path in sorted(SCENARIO_DIR.glob("*.yaml"))]

@@ -1,0 +1,140 @@
+"""Design decisions of KEP-5836 and the named variants (combinations of options) the checker runs.
+
+Each decision is a point the KEP or its review discusses (DESIGN.md §3; reference §4). The first
+option of each decision is the v1.37 alpha as implemented (kubernetes/kubernetes PR #140000).
+A variant names one option per decision; ``alpha-1.37`` is the baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+__all__ = ["Decision", "DECISIONS", "Variant", "VARIANTS", "variant_by_name"]
+
+
+@dataclass(frozen=True)
+class Decision:
+    field: str
+    title: str
+    options: tuple[str, ...]
+    meaning: tuple[str, ...]
+    ref: str
+
+
+DECISIONS: tuple[Decision, ...] = (
+    Decision(
+        "accounting",
+        "scheduler accounting of assigned pods",
+        ("max", "kubelet-aligned", "allocated-only"),
+        (
+            "every assigned pod at max(desired, allocated, actual); Infeasible ignores desired (v1.37)",
+            "while evaluating a Deferred pod, other pods at max(allocated, actual) like the kubelet; "
+            "new pods still see max(desired, allocated, actual) (KEP-5836 Risk of Additional Preemption)",
+            "every assigned pod at its allocation only: the review's 'the scheduler must assume' premise",
+        ),
+        "reference §1.2, §1.6, §4.7; KEP-5836 'Risk of Additional Preemption'",
+    ),
+    Decision(
+        "resize_preemption",
+        "resize preemption (feature gate InPlacePodVerticalScalingSchedulerPreemption)",
+        ("on", "off"),
+        ("Deferred pods enter the scheduling queue and may preempt (KEP-5836)", "gate disabled: v1.36 behaviour"),
+        "reference §4.1, §4.3",
+    ),
+    Decision(
+        "reservation",
+        "scheduler reservation for a resize it preempted for",
+        ("none", "assume"),
+        (
+            "nothing beyond the cache: the accounting already counts desired",
+            "the scheduler holds the new size in its cache (in memory) from the preemption until the "
+            "kubelet decides; lost on scheduler restart",
+        ),
+        "KEP-5836 'Scheduler Resource Reservation'",
+    ),
+    Decision(
+        "double_preemption_guard",
+        "double-preemption guard",
+        ("none", "in-memory", "nominated-node-name", "node-name-as-nomination"),
+        (
+            "alpha: accepted risk",
+            "the scheduler remembers, in memory, the victims in flight for each resize (lost on restart)",
+            "set status.nominatedNodeName for resizes and reuse the 'terminating victims on the "
+            "nominated node' eligibility check",
+            "treat spec.nodeName as the nomination in that eligibility check",
+        ),
+        "KEP-5836 'Shifting Preemption Victims during Scheduler Restart'; reference §4.6, §3.3",
+    ),
+    Decision(
+        "kubelet_measure",
+        "how the kubelet measures the resizing pod",
+        ("desired", "max"),
+        ("desired requests only (implementation)", "max(desired, allocated, actual) (KEP-5836 text)"),
+        "reference §2.2, §4.9",
+    ),
+    Decision(
+        "kubelet_order",
+        "kubelet retry order of pending resizes",
+        ("kubernetes", "fifo"),
+        (
+            "non-increasing first, then priority, then Deferred before not-yet-decided, then age",
+            "in the order the resizes were requested (pod declaration order)",
+        ),
+        "reference §2.3",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One option per decision. Field names equal ``Decision.field``."""
+
+    name: str
+    description: str
+    accounting: str = "max"
+    resize_preemption: str = "on"
+    reservation: str = "none"
+    double_preemption_guard: str = "none"
+    kubelet_measure: str = "desired"
+    kubelet_order: str = "kubernetes"
+
+    def __post_init__(self) -> None:
+        for decision in DECISIONS:
+            value = getattr(self, decision.field)
+            if value not in decision.options:
+                raise ValueError(f"variant {self.name}: {decision.field}={value!r} not in {decision.options}")
+
+    @property
+    def gate_on(self) -> bool:
+        return self.resize_preemption == "on"
+
+    def options(self) -> dict[str, str]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("name", "description")}
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("alpha-1.37", "KEP-5836 alpha as implemented in v1.37 (PR #140000)"),
+    Variant("gate-off", "feature gate off: the v1.36 baseline that shows why the KEP exists", resize_preemption="off"),
+    Variant("kep-text", "the kubelet measures the resizing pod at max(desired, allocated, actual), as the KEP text says",
+            kubelet_measure="max"),
+    Variant("kubelet-aligned", "scheduler counts other pods like the kubelet while evaluating a Deferred pod",
+            accounting="kubelet-aligned"),
+    Variant("allocated-only", "scheduler counts assigned pods at their allocation only (no max accounting)",
+            accounting="allocated-only"),
+    Variant("allocated-only-assume", "allocation-only accounting plus an explicit in-memory assume of the resize",
+            accounting="allocated-only", reservation="assume"),
+    Variant("dp-in-memory", "double-preemption guard: in-memory tracking of victims in flight",
+            double_preemption_guard="in-memory"),
+    Variant("dp-nominated-node-name", "double-preemption guard: nominatedNodeName set for resizes",
+            double_preemption_guard="nominated-node-name"),
+    Variant("dp-node-name", "double-preemption guard: spec.nodeName treated as the nomination",
+            double_preemption_guard="node-name-as-nomination"),
+    Variant("kubelet-fifo", "the kubelet retries pending resizes first come, first served", kubelet_order="fifo"),
+)
+
+
+def variant_by_name(name: str) -> Variant:
+    for variant in VARIANTS:
+        if variant.name == name:
+            return variant
+    raise KeyError(name)
