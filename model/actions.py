@@ -399,10 +399,13 @@ def periodic_retry_pending_resizes(ctx: Context, state: State):
 
 def actuate_resize(ctx: Context, state: State):
     """The kubelet actuates an allocated resize: actual := allocated, PodResizeInProgress cleared
-    (reference §2.6)."""
+    (reference §2.6); the completed resize triggers a retry of pending resizes (pod_resized, §2.3)."""
     for i, pod in enumerate(state.pods):
         if pod.phase == Phase.RUNNING and pod.in_progress:
-            yield Action("ActuateResize", (("pod", ctx.names[i]),)), _set(state, {i: dict(actual=pod.allocated, in_progress=False)})
+            due = list(state.retry_due)
+            due[pod.node] = True  # pod_resized: a completed resize may let a pending one through
+            after = replace(_set(state, {i: dict(actual=pod.allocated, in_progress=False)}), retry_due=tuple(due))
+            yield Action("ActuateResize", (("pod", ctx.names[i]),)), after
 
 
 def finish_termination(ctx: Context, state: State):

@@ -49,8 +49,7 @@ def scheduler_footprint(ctx: Context, pod: PodState, evaluating_deferred: bool =
     if pod.phase == Phase.BOUND:
         return pod.desired  # assumed/bound pod: no status yet
     if accounting == "allocated-only":
-        base = pod.allocated if not ctx.has("scheduler-ignores-actual") else pod.allocated
-        return vmax(base, pod.assumed) if pod.assumed else base
+        return vmax(pod.allocated, pod.assumed) if pod.assumed else pod.allocated
     if evaluating_deferred and accounting == "kubelet-aligned" and not ctx.has("aligned-counts-desired"):
         return kubelet_other_pod_requests(pod.allocated, pod.actual)
     if ctx.has("scheduler-ignores-actual"):

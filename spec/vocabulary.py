@@ -62,6 +62,7 @@ LIFECYCLE_STATUSES = (
     "ResizeRequested",  # desired != allocated, the kubelet has not decided yet
     "Deferred",  # PodResizePending=Deferred, nobody preempted for it (yet)
     "Preempting",  # Deferred and the scheduler evicted victims for it (resize-preemption promise)
+    "Superseded",  # a newer resize B arrived while A was Deferred/Infeasible; the kubelet has not decided on B yet
     "Infeasible",  # PodResizePending=Infeasible
     "InProgress",  # PodResizeInProgress: allocated != actual
     "Terminating",  # deleted or evicted, still on the node

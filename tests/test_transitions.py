@@ -1,0 +1,69 @@
+"""The transition table is checked as data, and every explored step is checked against it."""
+
+from collections import defaultdict
+
+import pytest
+
+from spec.scenarios import default_scenarios
+from spec.transitions import REMOVAL_STATUSES, RESIZE_REQUEST_ACTION, SHARED_SOURCES, TRANSITIONS
+from spec.variants import VARIANTS
+from spec.vocabulary import LIFECYCLE_STATUSES
+from checks.explicit import explore, kep_system
+from model.actions import ACTION_NAMES, ACTOR_OF, NEXT
+from model.context import Context
+from model.lifecycle import lifecycle_status
+
+
+def test_statuses_known():
+    for row in TRANSITIONS:
+        assert row.source in LIFECYCLE_STATUSES, row
+        assert row.target in LIFECYCLE_STATUSES, row
+
+
+def test_actions_exist_and_actors_match():
+    for row in TRANSITIONS:
+        assert row.action in ACTION_NAMES, row
+        assert ACTOR_OF[row.action] == row.actor, row
+
+
+def test_action_names_match_functions():
+    """UpperCamel labels map one to one onto snake_case functions, in NEXT order."""
+    def snake(name):
+        return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+    assert [snake(name) for name in ACTION_NAMES] == [f.__name__ for f in NEXT]
+
+
+def test_nothing_enters_absent():
+    assert not [row for row in TRANSITIONS if row.target == "Absent"]
+
+
+def test_one_owner_per_source_status():
+    owners = defaultdict(set)
+    for row in TRANSITIONS:
+        if row.target in REMOVAL_STATUSES or row.action == RESIZE_REQUEST_ACTION:
+            continue
+        owners[row.source].add(row.actor)
+    shared = {status for status, actors in owners.items() if len(actors) > 1}
+    assert shared == set(SHARED_SOURCES), shared
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_every_explored_step_conforms(variant):
+    allowed = {(row.action, row.source, row.target, row.role) for row in TRANSITIONS}
+    problems = []
+    for scenario in default_scenarios():
+        ctx = Context.build(scenario, variant)
+
+        def hook(before, action, after):
+            named = dict(action.params).get("pod")
+            for i, (old, new) in enumerate(zip(before.pods, after.pods)):
+                source, target = lifecycle_status(old), lifecycle_status(new)
+                if source == target:
+                    continue
+                role = "self" if named == ctx.names[i] else "other"
+                if (action.name, source, target, role) not in allowed:
+                    problems.append(f"{scenario.name}: {action.label()} moved {ctx.names[i]} {source} -> {target}")
+
+        explore(kep_system(ctx, []), step_hook=hook)
+    assert not problems, "\n".join(sorted(set(problems))[:20])
