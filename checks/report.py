@@ -128,9 +128,21 @@ def format_trace(ctx: Context, trace: Trace) -> str:
     return "\n".join(lines)
 
 
+def _scenario_argument(ctx: Context) -> str:
+    """The shipped scenario's name, or the file a scenario was loaded from."""
+    from pathlib import Path
+
+    from spec.scenarios import SCENARIO_DIR
+
+    source = ctx.scenario.source
+    if not source or Path(source).resolve().parent == SCENARIO_DIR.resolve():
+        return ctx.scenario.name
+    return source
+
+
 def replay_line(ctx: Context, trace: Trace) -> str:
-    mutants = f", mutants={sorted(ctx.mutants)!r}" if ctx.mutants else ""
-    return (f"replay: kepcheck replay --scenario {ctx.scenario.name} --variant {ctx.variant.name}{mutants} "
+    mutants = "".join(f" --mutant {name}" for name in sorted(ctx.mutants))
+    return (f"replay: kepcheck replay --scenario {_scenario_argument(ctx)} --variant {ctx.variant.name}{mutants} "
             + " ".join(json.dumps(label) for label in trace.labels))
 
 

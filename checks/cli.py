@@ -1,0 +1,299 @@
+"""The command line: ``kepcheck`` (also ``python -m checks``).
+
+Subcommands:
+  list     scenarios, variants, properties and mutants (``--json`` for machines)
+  check    check a selection (default: every scenario, variant and property of the manifest)
+  replay   replay action labels through the model and print the trace
+
+Exit codes: 0 every verdict matches the manifest (or has no expectation); 1 some verdict differs;
+2 bad input or usage; 3 some verdict is inconclusive within the budget (and none differs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from spec.manifest import load_manifest
+from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
+from spec.scenarios import Scenario, ScenarioError, default_scenarios, load_scenario
+from spec.variants import DECISIONS, VARIANTS
+
+from checks.explicit import check_explicit
+from checks.report import format_trace, result_record
+from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, replay
+from model.context import Context
+from model.mutants import MUTANTS
+from model.symmetry import make_representative
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+SYMBOLS = {HOLDS: "✓", VIOLATED: "✗", INCONCLUSIVE: "≈", NOT_CHECKED: "–"}
+
+
+class UsageError(Exception):
+    pass
+
+
+def _console(stream):
+    from rich.console import Console
+
+    return Console(file=stream, highlight=False, soft_wrap=False, width=200 if not stream.isatty() else None)
+
+
+def _select(names: list[str] | None, known: dict, kind: str):
+    if not names:
+        return list(known.values())
+    chosen = []
+    for name in names:
+        if name not in known:
+            raise UsageError(f"unknown {kind} {name!r} (known: {', '.join(known)})")
+        chosen.append(known[name])
+    return chosen
+
+
+def _scenarios(arguments: list[str] | None) -> list[Scenario]:
+    shipped = {s.name: s for s in default_scenarios()}
+    if not arguments:
+        return list(shipped.values())
+    chosen = []
+    for argument in arguments:
+        if argument in shipped:
+            chosen.append(shipped[argument])
+        elif argument.endswith((".yaml", ".yml")) or Path(argument).exists():
+            chosen.append(load_scenario(argument))
+        else:
+            raise UsageError(f"unknown scenario {argument!r} (a shipped name or a YAML file; known: {', '.join(shipped)})")
+    return chosen
+
+
+def command_list(options) -> int:
+    scenarios = default_scenarios()
+    if options.json:
+        document = {
+            "scenarios": [{"name": s.name, "description": s.description, "file": s.source} for s in scenarios],
+            "variants": [{"name": v.name, "description": v.description, **v.options()} for v in VARIANTS],
+            "properties": [{"name": p.name, "kind": p.kind, "scope": p.scope, "meaning": p.meaning, "ref": p.ref}
+                           for p in PROPERTIES],
+            "mutants": [{"name": m.name, "breaks": m.breaks, "property": m.property, "variant": m.variant,
+                         "scenario": m.scenario} for m in MUTANTS],
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    from rich.table import Table
+
+    console = _console(sys.stdout)
+    table = Table(title="Scenarios", show_lines=False)
+    table.add_column("name")
+    table.add_column("description")
+    for s in scenarios:
+        table.add_row(s.name, s.description)
+    console.print(table)
+    table = Table(title="Variants (first option of each decision = v1.37 alpha)")
+    table.add_column("name")
+    for decision in DECISIONS:
+        table.add_column(decision.field)
+    for v in VARIANTS:
+        table.add_row(v.name, *(getattr(v, d.field) for d in DECISIONS))
+    console.print(table)
+    table = Table(title="Properties")
+    for column in ("name", "kind", "meaning", "ref"):
+        table.add_column(column)
+    for p in PROPERTIES:
+        table.add_row(p.name, p.kind + (" (step)" if p.scope == "step" else ""), p.meaning, p.ref)
+    console.print(table)
+    table = Table(title="Mutants (deliberately broken models the checks must catch)")
+    for column in ("name", "breaks", "must violate", "where"):
+        table.add_column(column)
+    for m in MUTANTS:
+        table.add_row(m.name, m.breaks, m.property, f"{m.variant} / {m.scenario}")
+    console.print(table)
+    return EXIT_OK
+
+
+def run_checks(scenarios, variants, properties, *, mutants=(), max_states=None, timeout=None, symmetry=True,
+               progress=None):
+    """Check every scenario x variant; yields (ctx, [CheckResult]) with expectations filled in."""
+    manifest = load_manifest([s.name for s in default_scenarios()])
+    shipped = {s.name: s for s in default_scenarios()}
+    for scenario in scenarios:
+        in_manifest = shipped.get(scenario.name) == scenario and not mutants
+        for variant in variants:
+            ctx = Context.build(scenario, variant, mutants)
+            representative = make_representative(ctx) if symmetry else None
+            results = check_explicit(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative)
+            for result in results:
+                expectation = manifest.expected(scenario.name, variant.name, result.property) if in_manifest else None
+                if expectation is not None:
+                    result.expected = expectation.verdict
+                    if expectation.reason and not result.reason:
+                        result.reason = expectation.reason
+                    if expectation.ref:
+                        result.ref = expectation.ref
+            if representative is not None:
+                _rebuild_traces(ctx, results)
+            if progress is not None:
+                progress()
+            yield ctx, results
+
+
+def _rebuild_traces(ctx: Context, results: list[CheckResult]) -> None:
+    """Traces found on canonical representatives are re-found without symmetry, so that they
+    replay label by label (a short search: the property is already known to fail or be witnessed)."""
+    wanted = [r for r in results if r.trace is not None]
+    if not wanted:
+        return
+    specs = [p for p in PROPERTIES if p.name in {r.property for r in wanted}]
+    plain = {r.property: r for r in check_explicit(ctx, specs)}
+    for result in wanted:
+        result.trace = plain[result.property].trace
+
+
+def _matrix_tables(console, outcome, properties):
+    from rich.table import Table
+
+    by_scenario: dict[str, list] = {}
+    for ctx, results in outcome:
+        by_scenario.setdefault(ctx.scenario.name, []).append((ctx, results))
+    for scenario, rows in by_scenario.items():
+        variants = [ctx.variant.name for ctx, _ in rows]
+        table = Table(title=f"{scenario}", title_justify="left")
+        table.add_column("property")
+        for name in variants:
+            table.add_column(name, justify="center")
+        for prop in properties:
+            if prop.kind == EVENTUALLY:
+                continue
+            cells = []
+            for ctx, results in rows:
+                result = next(r for r in results if r.property == prop.name)
+                cell = SYMBOLS[result.verdict]
+                if prop.kind == SOMETIMES:
+                    cell = {HOLDS: "seen", VIOLATED: "never", INCONCLUSIVE: "≈"}.get(result.verdict, cell)
+                if not result.matches:
+                    cell = f"[bold red]{cell} (expected {result.expected})[/]"
+                cells.append(cell)
+            table.add_row(prop.name + (" (sometimes)" if prop.kind == SOMETIMES else ""), *cells)
+        states = [str(results[0].states) for _, results in rows]
+        table.add_row("[dim]distinct states[/]", *(f"[dim]{s}[/]" for s in states))
+        console.print(table)
+
+
+def command_check(options) -> int:
+    scenarios = _scenarios(options.scenario)
+    variants = _select(options.variant, {v.name: v for v in VARIANTS}, "variant")
+    properties = _select(options.property, {p.name: p for p in PROPERTIES}, "property")
+    mutants = _select(options.mutant, {m.name: m for m in MUTANTS}, "mutant") if options.mutant else []
+    if options.engine != "explicit":
+        raise UsageError(f"engine {options.engine!r} is not available yet (available: explicit)")
+    started = time.perf_counter()
+    jobs = len(scenarios) * len(variants)
+    outcome = []
+    err = _console(sys.stderr)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=err, transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("check", total=jobs)
+        for item in run_checks(scenarios, variants, properties, mutants=[m.name for m in mutants],
+                               max_states=options.max_states, timeout=options.timeout,
+                               symmetry=not options.no_symmetry, progress=lambda: bar.advance(task)):
+            outcome.append(item)
+    results = [r for _, rs in outcome for r in rs]
+    differs = [r for r in results if r.expected is not None and r.verdict != r.expected and r.verdict != INCONCLUSIVE]
+    inconclusive = [r for r in results if r.verdict == INCONCLUSIVE]
+    if options.json:
+        records = [result_record(ctx, r) for ctx, rs in outcome for r in rs]
+        print(json.dumps(records, indent=2, ensure_ascii=False))
+    else:
+        console = _console(sys.stdout)
+        _matrix_tables(console, outcome, properties)
+        contexts = {(ctx.scenario.name, ctx.variant.name): ctx for ctx, _ in outcome}
+        shown = differs if not options.traces else [r for r in results if r.trace is not None and r.kind == ALWAYS]
+        for result in shown:
+            ctx = contexts[(result.scenario, result.variant)]
+            headline = f"{result.property} {result.verdict} in {result.scenario} under {result.variant}"
+            if result.expected is not None and result.verdict != result.expected:
+                headline += f" (expected {result.expected})"
+            console.print(f"\n[bold]{headline}[/]")
+            if result.reason:
+                console.print(f"why: {result.reason}  [{result.ref}]")
+            if result.trace is not None:
+                console.print(format_trace(ctx, result.trace), markup=False)
+        matched = sum(1 for r in results if r.verdict != NOT_CHECKED and r.matches)
+        checked = sum(1 for r in results if r.verdict != NOT_CHECKED)
+        not_checked = len(results) - checked
+        console.print(
+            f"\n{checked} checks on {len(scenarios)} scenarios × {len(variants)} variants: {matched} as expected, "
+            f"{len(differs)} differ, {len(inconclusive)} inconclusive; {not_checked} liveness checks not run yet "
+            f"(issue 3). {time.perf_counter() - started:.1f} s"
+        )
+    if differs:
+        return EXIT_DIFFERS
+    if inconclusive:
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def command_replay(options) -> int:
+    scenarios = _scenarios([options.scenario])
+    variant = _select([options.variant], {v.name: v for v in VARIANTS}, "variant")[0]
+    mutants = _select(options.mutant, {m.name: m for m in MUTANTS}, "mutant") if options.mutant else []
+    ctx = Context.build(scenarios[0], variant, [m.name for m in mutants])
+    try:
+        trace = replay(ctx, options.labels)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    print(format_trace(ctx, trace))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kepcheck", description="Model checker for KEP-5836: scheduler "
+                                     "preemption for in-place pod resize.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    listing = sub.add_parser("list", help="list scenarios, variants, properties and mutants")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    check = sub.add_parser("check", help="check properties (default: the whole manifest)")
+    check.add_argument("--scenario", action="append", metavar="NAME|FILE", help="a shipped scenario or a YAML file")
+    check.add_argument("--variant", action="append", metavar="NAME")
+    check.add_argument("--property", action="append", metavar="NAME")
+    check.add_argument("--mutant", action="append", metavar="NAME", help="check a deliberately broken model")
+    check.add_argument("--engine", default="explicit", help="explicit (default)")
+    check.add_argument("--max-states", type=int, metavar="N", help="state budget (verdicts become inconclusive)")
+    check.add_argument("--timeout", type=float, metavar="S", help="time budget per scenario and variant, seconds")
+    check.add_argument("--no-symmetry", action="store_true", help="explore without symmetry reduction")
+    check.add_argument("--traces", action="store_true", help="print the trace of every violation, expected or not")
+    check.add_argument("--json", action="store_true", help="print one JSON record per check on stdout")
+    again = sub.add_parser("replay", help="replay action labels and print the trace")
+    again.add_argument("--scenario", required=True, metavar="NAME|FILE")
+    again.add_argument("--variant", default="alpha-1.37", metavar="NAME")
+    again.add_argument("--mutant", action="append", metavar="NAME")
+    again.add_argument("labels", nargs="*", metavar="LABEL", help='e.g. "PreemptForResize(pod=web)"')
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    options = parser.parse_args(argv)
+    for name in ("max_states", "timeout"):
+        value = getattr(options, name, None)
+        if value is not None and value <= 0:
+            print(f"kepcheck: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
+            return EXIT_USAGE
+    commands = {"list": command_list, "check": command_check, "replay": command_replay}
+    try:
+        return commands[options.command](options)
+    except (ScenarioError, UsageError) as error:
+        print(f"kepcheck: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
