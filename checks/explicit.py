@@ -159,6 +159,10 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
             after = canonical(after)
             target = index.get(after)
             if target is None:
+                if max_states is not None and len(states) >= max_states:
+                    result.complete, result.budget = False, f"state budget of {max_states} reached"
+                    queue.clear()
+                    break
                 target = len(states)
                 index[after] = target
                 states.append(after)

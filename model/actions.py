@@ -87,7 +87,7 @@ def request_resize(ctx: Context, state: State):
         if pod.phase != Phase.RUNNING or pod.desired == event.requests:
             continue
         after = _set(_use_event(state, event_index), {event.pod: dict(desired=event.requests, observed=False)})
-        yield Action("RequestResize", (("pod", ctx.names[event.pod]), ("requests", ctx.format(event.requests)))), after
+        yield Action("RequestResize", (("pod", ctx.names[event.pod]), ("requests", f"[{ctx.format(event.requests)}]"))), after
 
 
 def create_pod(ctx: Context, state: State):
@@ -439,6 +439,11 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
     shrunk = False
     if before is not None:
         for i, (old, new) in enumerate(zip(before.pods, after.pods)):
+            if old is new:
+                continue
+            if old.phase == Phase.PENDING and old.nominated != NO_NODE and new.phase == Phase.GONE:
+                shrunk = True  # a deleted nominated pod frees its nomination (reference §3.5)
+                continue
             if not old.assigned:
                 continue
             if not new.assigned:

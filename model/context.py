@@ -41,6 +41,7 @@ class Context:
     width: int = 1
     events: tuple = ()  # EnvEvent menu
     max_events: int = 0
+    cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)  # memoised pure functions of a pod
 
     @staticmethod
     def build(scenario: Scenario, variant: Variant, mutants=()) -> "Context":

@@ -39,6 +39,10 @@ __all__ = [
 _CONCRETE = (int, bool)
 
 
+def _add(x, y):
+    return x + y
+
+
 def is_concrete(*values: Any) -> bool:
     """True when every value is a plain Python int/bool (not a Z3 term)."""
     return all(type(v) in (int, bool) for v in values)
@@ -111,7 +115,7 @@ def vzero(width: int) -> tuple:
 
 
 def vadd(a: Sequence, b: Sequence) -> tuple:
-    return tuple(x + y for x, y in zip(a, b))
+    return tuple(map(_add, a, b))
 
 
 def vsub(a: Sequence, b: Sequence) -> tuple:
@@ -120,6 +124,8 @@ def vsub(a: Sequence, b: Sequence) -> tuple:
 
 def vmax(*vectors: Sequence) -> tuple:
     """Per-resource maximum of one or more vectors."""
+    if all(type(x) is int for vector in vectors for x in vector):
+        return tuple(map(max, *vectors))
     result = tuple(vectors[0])
     for vector in vectors[1:]:
         result = tuple(max2(x, y) for x, y in zip(result, vector))

@@ -43,8 +43,17 @@ def scheduler_footprint(ctx: Context, pod: PodState, evaluating_deferred: bool =
     """What the scheduler's NodeInfo counts for an assigned pod (reference §1.6).
 
     ``evaluating_deferred``: the footprint of *another* pod while a Deferred pod's restricted cycle
-    runs; only the ``kubelet-aligned`` accounting treats that case differently.
+    runs; only the ``kubelet-aligned`` accounting treats that case differently. A pure function of
+    the pod for a given context, memoised per context.
     """
+    key = (pod, evaluating_deferred)
+    cached = ctx.cache.get(key)
+    if cached is None:
+        cached = ctx.cache[key] = _scheduler_footprint(ctx, pod, evaluating_deferred)
+    return cached
+
+
+def _scheduler_footprint(ctx: Context, pod: PodState, evaluating_deferred: bool):
     accounting = ctx.variant.accounting
     if pod.phase == Phase.BOUND:
         return pod.desired  # assumed/bound pod: no status yet

@@ -107,6 +107,20 @@ _ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents"}
 _RESIZE = {"pod", "requests"}
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping (the last would silently win)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 class _Reader:
     def __init__(self, source: str):
         self.source = source
@@ -168,15 +182,17 @@ def load_scenario(path: str | Path) -> Scenario:
     source = str(path)
     reader = _Reader(source)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ScenarioError(source, "", f"cannot read file ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(source, "", "not UTF-8 text") from None
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
-        problem = getattr(error, "problem", None) or "invalid YAML"
+        problem = " ".join(str(getattr(error, "problem", None) or "invalid YAML").split())
         raise ScenarioError(source, where, f"invalid YAML: {problem}") from None
     return parse_scenario(document, source)
 
@@ -208,7 +224,7 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
         disabled = reader.boolean(raw.get("disableResizePreemption", False), f"{where}.disableResizePreemption")
         node_fields.append((node_name, allocatable, disabled))
     node_names = [n for n, _, _ in node_fields]
-    _unique(reader, node_names, "nodes", "node")
+    _unique(reader, node_names, [f"nodes[{i}].name" for i in range(len(node_names))], "node")
 
     raw_pods = reader.sequence(top["pods"], "pods")
     environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
@@ -225,7 +241,7 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     if not pod_fields:
         reader.fail("pods", "at least one pod is required")
     pod_names = [p["name"] for p in pod_fields]
-    _unique(reader, pod_names, "pods", "pod")
+    _unique(reader, pod_names, [f"{p['where']}.name" for p in pod_fields], "pod")
 
     resize_fields = []
     for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes")):
@@ -269,6 +285,16 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
         )
         _check_pod(reader, spec, pod["where"], nodes)
         pods.append(spec)
+    for n, node in enumerate(nodes):
+        held = [0] * len(resources)
+        for pod in pods:
+            if pod.node == node.name:
+                allocated = pod.allocated if pod.allocated is not None else pod.requests
+                actual = pod.actual if pod.actual is not None else allocated
+                held = [h + max(a, b) for h, a, b in zip(held, allocated, actual)]
+        if any(h > c for h, c in zip(held, node.allocatable)):
+            reader.fail(f"nodes[{n}].allocatable", "the pods on this node already hold more than its allocatable "
+                        "(max of allocated and actual); the kubelet would not have admitted them")
     resizes = tuple(ResizeEvent(p, scale(r)) for p, r in resize_fields)
     for i, event in enumerate(resizes):
         pod = pods[pod_names.index(event.pod)]
@@ -321,15 +347,15 @@ def _check_pod(reader: _Reader, pod: PodSpec, where: str, nodes: tuple[NodeSpec,
         reader.fail(f"{where}.resize", "Deferred needs requests different from allocated")
     if pod.resize == "InProgress" and allocated == actual:
         reader.fail(f"{where}.resize", "InProgress needs actual different from allocated")
-    if pod.resize is None and allocated != pod.requests:
+    if pod.resize in (None, "InProgress") and allocated != pod.requests:
         reader.fail(f"{where}.resize", "requests differ from allocated: say Deferred or Infeasible")
 
 
-def _unique(reader: _Reader, names: list[str], where: str, kind: str) -> None:
+def _unique(reader: _Reader, names: list[str], paths: list[str], kind: str) -> None:
     seen = set()
-    for i, name in enumerate(names):
+    for name, where in zip(names, paths):
         if name in seen:
-            reader.fail(f"{where}", f"duplicate {kind} name {name!r}")
+            reader.fail(where, f"duplicate {kind} name {name!r}")
         seen.add(name)
 
 

@@ -74,11 +74,11 @@ CASES = [
      "pods[0].node", "unknown node 'n2'"),
     ("duplicate-pod-names",
      "name: s\n" + nodes() + "pods:\n  - {name: a, requests: {cpu: 1}}\n  - {name: a, requests: {cpu: 2}}\n",
-     "pods", "duplicate pod name 'a'"),
+     "pods[1].name", "duplicate pod name 'a'"),
     ("duplicate-node-names",
      "name: s\nnodes:\n  - {name: n1, allocatable: {cpu: 4}}\n  - {name: n1, allocatable: {cpu: 2}}\n"
      "pods:\n  - {name: a, requests: {cpu: 1}}\n",
-     "nodes", "duplicate node name 'n1'"),
+     "nodes[1].name", "duplicate node name 'n1'"),
     ("invalid-preemption-policy",
      "name: s\n" + nodes() + "pods:\n  - {name: a, preemptionPolicy: Sometimes, requests: {cpu: 1}}\n",
      "pods[0].preemptionPolicy", "'Sometimes' is not one of"),
@@ -158,20 +158,16 @@ def test_missing_file(tmp_path):
     assert "cannot read file" in message
 
 
-@pytest.mark.xfail(strict=True, reason="spec/scenarios.py load_scenario catches only OSError around read_text(): "
-                                       "a file that is not UTF-8 raises UnicodeDecodeError, not ScenarioError")
 def test_file_that_is_not_utf8(tmp_path):
     path = tmp_path / "binary.yaml"
     path.write_bytes(b"name: s\n\xff\xfe\n")
     refused(path)
 
 
-@pytest.mark.xfail(strict=True, reason="yaml.safe_load keeps the last of two equal keys, so a pod that names "
-                                       "'requests' twice loads with the second value instead of being refused")
 def test_duplicate_key_in_a_mapping(tmp_path):
     path = write(tmp_path, "name: s\n" + nodes() + "pods:\n  - {name: a, requests: {cpu: 1}, requests: {cpu: 2}}\n")
     message = refused(path)
-    assert "pods[0]" in message and "requests" in message
+    assert "line 6" in message and "duplicate key 'requests'" in message
 
 
 def test_error_without_a_field_still_names_the_source():
