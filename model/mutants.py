@@ -36,7 +36,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("kubelet-ignores-others-actual", "the kubelet counts other pods at their allocation only, "
            "ignoring a downsize not yet actuated", "KubeletNeverOvercommits", "alpha-1.37", "resize-races-binding", 2),
     Mutant("scheduler-ignores-actual", "the scheduler counts assigned pods at max(desired, allocated), "
-           "ignoring actual (the #129532 bug shape)", "BoundPodsAdmitted", "alpha-1.37", "downsize-in-progress", 3),
+           "ignoring actual (the #129532 bug shape)", "BoundPodsAdmitted", "alpha-1.37", "downsize-in-progress", 2),
     Mutant("forget-pending-condition", "the kubelet allocates a resize but leaves PodResizePending in place",
            "ConditionsTruthful", "alpha-1.37", "deferred-upsize-one-victim", 3),
     Mutant("resize-sets-nomination", "the scheduler sets nominatedNodeName when it preempts for a resize",

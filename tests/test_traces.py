@@ -1,0 +1,35 @@
+"""Every trace the explicit engine reports replays through the model, and symmetry reduction
+changes no verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from spec.variants import VARIANTS
+from checks.explicit import check_explicit
+from checks.result import replay
+from model.symmetry import make_representative
+
+from conftest import SCENARIOS, context, results
+
+PAIRS = [(s, v.name) for s in SCENARIOS for v in VARIANTS]
+
+
+@pytest.mark.parametrize("scenario,variant", PAIRS, ids=[f"{s}/{v}" for s, v in PAIRS])
+def test_traces_replay(scenario, variant):
+    ctx = context(scenario, variant)
+    for result in results(scenario, variant).values():
+        if result.trace is None:
+            continue
+        again = replay(ctx, result.trace.labels)
+        assert again.steps[-1][1] == result.trace.steps[-1][1], (result.property, result.trace.labels)
+
+
+@pytest.mark.parametrize("scenario,variant", PAIRS, ids=[f"{s}/{v}" for s, v in PAIRS])
+def test_symmetry_changes_no_verdict(scenario, variant):
+    ctx = context(scenario, variant)
+    representative = make_representative(ctx)
+    if representative is None:
+        pytest.skip("no interchangeable pods")
+    reduced = {r.property: r.verdict for r in check_explicit(ctx, symmetry=representative)}
+    assert reduced == {name: r.verdict for name, r in results(scenario, variant).items()}
