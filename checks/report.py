@@ -217,3 +217,27 @@ def result_record(ctx: Context | None, result: CheckResult) -> dict:
         "trace": trace_to_itf(ctx, result.trace, f"{result.property} {result.verdict}")
         if (result.trace is not None and ctx is not None) else None,
     }
+
+
+def summary_markdown(manifest, scenario_names: list[str]) -> str:
+    """The variant × property matrix of the manifest as a Markdown table: ✓ where the property holds
+    on every default scenario, ✗ with the scenarios where it is violated. ``tests/test_readme.py``
+    checks that the README shows exactly this table."""
+    from spec.properties import ALWAYS, PROPERTIES
+    from spec.variants import VARIANTS
+
+    short = {name: str(i + 1) for i, name in enumerate(scenario_names)}
+    lines = ["| property | " + " | ".join(v.name for v in VARIANTS) + " |",
+             "|---|" + "---|" * len(VARIANTS)]
+    for spec in PROPERTIES:
+        if spec.kind != ALWAYS:
+            continue
+        cells = []
+        for variant in VARIANTS:
+            failing = [short[s] for s in scenario_names
+                       if manifest.expected(s, variant.name, spec.name).verdict == "violated"]
+            cells.append("✓" if not failing else "✗ " + ",".join(failing))
+        lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Scenarios: " + "; ".join(f"{short[name]} `{name}`" for name in scenario_names) + ".")
+    return "\n".join(lines)

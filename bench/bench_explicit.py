@@ -1,0 +1,308 @@
+"""Benchmark of the explicit-state engine (a benchmark, not a test: it asserts nothing).
+
+For every default scenario (``spec/scenarios/``) under variant ``alpha-1.37`` and every
+``bench/scenarios/*.yaml``, one breadth-first search without and one with symmetry reduction,
+every ``always``/``sometimes`` property of the catalog judged during the search
+(``kep_system(ctx)`` with the default, full catalog). Prints distinct states, transitions, depth,
+seconds, distinct states per second and bytes per stored state as a table.
+
+Memory is measured honestly, one search per fresh process (multiprocessing, "spawn" context):
+the context and transition system are built first, then ``ru_maxrss`` (peak resident set size,
+kilobytes on Linux) is read before and after ``explore``. The growth, divided by the number of
+distinct states, is the *peak resident memory of the whole search* (state table, parent links,
+depth list, queue, interpreter overhead) per state, not the size of a per-state encoding.
+
+Run: ``make bench`` or ``python bench/bench_explicit.py [--max-states N] [--timeout S]
+[--scenario NAME_OR_FILE ...] [--json FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import multiprocessing
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a plain script, with or without the editable install
+    sys.path.insert(0, str(ROOT))
+
+BENCH_SCENARIOS = Path(__file__).resolve().parent / "scenarios"
+VARIANT = "alpha-1.37"
+
+
+# --------------------------------------------------------------------------------------------
+# The child: one exploration in a fresh interpreter.
+
+
+def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float | None, conn) -> None:
+    """Child process entry point: build the context, then measure only the search."""
+    try:
+        import gc
+        import resource
+
+        from checks.explicit import explore, kep_system
+        from model.context import Context
+        from model.symmetry import make_representative, symmetry_classes
+        from spec.scenarios import load_scenario
+        from spec.variants import variant_by_name
+
+        scenario = load_scenario(source)
+        ctx = Context.build(scenario, variant_by_name(VARIANT))
+        system = kep_system(ctx)  # the full property catalog
+        representative = make_representative(ctx) if symmetry else None
+        classes = symmetry_classes(ctx)
+        gc.collect()
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_current = _current_rss_kb()  # for the record: if well below the peak, the growth is understated
+        exploration = explore(system, max_states=max_states, timeout=timeout, symmetry=representative)
+        rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        conn.send({
+            "ok": True,
+            "states": exploration.states,
+            "transitions": exploration.transitions,
+            "depth": exploration.depth,
+            "seconds": exploration.seconds,
+            "complete": exploration.complete,
+            "budget": exploration.budget,
+            "deadlocks": exploration.deadlocks,
+            "found": sorted(exploration.found),
+            "state_properties": len(system.state_properties),
+            "step_properties": len(system.step_properties),
+            "symmetry_classes": [[ctx.names[i] for i in members] for members in classes],
+            "symmetry_active": representative is not None,
+            "rss_before_kb": rss_before,
+            "rss_after_kb": rss_after,
+            "rss_current_before_kb": rss_current,
+        })
+    except BaseException as error:  # report, never hang the parent
+        import traceback
+
+        conn.send({"ok": False, "error": f"{type(error).__name__}: {error}", "traceback": traceback.format_exc()})
+    finally:
+        conn.close()
+
+
+def _current_rss_kb() -> int | None:
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def run_isolated(source: str, symmetry: bool, max_states: int | None, timeout: float | None) -> dict:
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_run_one, args=(source, symmetry, max_states, timeout, sender))
+    process.start()
+    sender.close()
+    grace = (timeout or 3600) + 120  # the search stops itself at its time budget; this is a safety net
+    if receiver.poll(grace):
+        try:
+            result = receiver.recv()
+        except EOFError:
+            result = {"ok": False, "error": "child exited without a result"}
+    else:
+        result = {"ok": False, "error": f"no result after {grace:g} s"}
+    process.join(10)
+    if process.is_alive():
+        process.kill()
+        process.join()
+    if not result.get("ok") and process.exitcode not in (0, None):
+        result["error"] = f"{result.get('error', '')} (exit code {process.exitcode})".strip()
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# The parent: choose scenarios, run them, print.
+
+
+def machine_facts() -> dict:
+    facts = {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
+    try:
+        facts["usable_cpus"] = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                facts["cpu_model"] = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                facts["memory_gib"] = round(int(line.split()[1]) / 2**20, 1)
+                break
+    except OSError:
+        pass
+    return facts
+
+
+def select_scenarios(wanted: list[str] | None) -> list[tuple[str, str, str]]:
+    """``(name, source file, group)`` for every scenario to run."""
+    from spec.scenarios import default_scenarios, load_scenario
+
+    available = [(s.name, s.source, "default") for s in default_scenarios()]
+    available += [(load_scenario(p).name, str(p), "bench") for p in sorted(BENCH_SCENARIOS.glob("*.yaml"))]
+    if not wanted:
+        return available
+    chosen = []
+    for item in wanted:
+        path = Path(item)
+        if path.suffix in (".yaml", ".yml") and path.is_file():
+            chosen.append((load_scenario(path).name, str(path), "file"))
+            continue
+        matches = [a for a in available if item in (a[0], Path(a[1]).stem, Path(a[1]).name)]
+        if not matches:
+            names = ", ".join(a[0] for a in available)
+            raise SystemExit(f"unknown scenario {item!r} (known: {names}; or give a .yaml file)")
+        chosen += [m for m in matches if m not in chosen]
+    return chosen
+
+
+def figures(name: str, group: str, symmetry: bool, result: dict) -> dict:
+    row = {"scenario": name, "group": group, "symmetry": symmetry, "variant": VARIANT}
+    row.update(result)
+    row.pop("ok", None)
+    if result.get("ok"):
+        states = result["states"]
+        growth_kb = max(0, result["rss_after_kb"] - result["rss_before_kb"])
+        row["rss_growth_kb"] = growth_kb
+        row["states_per_second"] = states / result["seconds"] if result["seconds"] > 0 else None
+        row["bytes_per_state"] = growth_kb * 1024 / states if states and growth_kb else None
+    return row
+
+
+def _int(value) -> str:
+    return f"{value:,}"
+
+
+def render(rows: list[dict], facts: dict, args, console) -> None:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAVY, title=f"explicit engine, variant {VARIANT}, every always/sometimes property checked",
+                  title_justify="left")
+    table.add_column("scenario")
+    table.add_column("symmetry")
+    table.add_column("search")
+    table.add_column("states", justify="right")
+    table.add_column("transitions", justify="right")
+    table.add_column("depth", justify="right")
+    table.add_column("seconds", justify="right")
+    table.add_column("states/s", justify="right")
+    table.add_column("peak RSS +MiB", justify="right")
+    table.add_column("bytes/state", justify="right")
+    table.add_column("reduction", justify="right")
+    plain = {}
+    previous = None
+    for row in rows:
+        if previous is not None and previous != row["scenario"]:
+            table.add_section()
+        previous = row["scenario"]
+        if "error" in row:
+            table.add_row(row["scenario"], "on" if row["symmetry"] else "off", f"[red]error[/red]: {row['error']}",
+                          *[""] * 8)
+            continue
+        if not row["symmetry"]:
+            plain[row["scenario"]] = row
+        if row["symmetry"]:
+            sym = "on" if row["symmetry_active"] else "on (none)"
+        else:
+            sym = "off"
+        if row["complete"]:
+            search = "complete"
+        else:
+            search = "[yellow]budget[/yellow] (" + ("states" if row["budget"].startswith("state") else "time") + ")"
+        reduction = ""
+        base = plain.get(row["scenario"])
+        if row["symmetry"] and base is not None:
+            if row["complete"] and base["complete"]:
+                reduction = f"{base['states'] / row['states']:.2f}x"
+            else:
+                reduction = "n/a"
+        rate = row["states_per_second"]
+        bps = row["bytes_per_state"]
+        table.add_row(
+            row["scenario"], sym, search, _int(row["states"]), _int(row["transitions"]), str(row["depth"]),
+            f"{row['seconds']:.2f}", f"{rate:,.0f}" if rate else "-", f"{row['rss_growth_kb'] / 1024:.1f}",
+            f"{bps:,.0f}" if bps is not None else "-", reduction,
+        )
+    console.print(table)
+    console.print("bytes/state '-': no peak-RSS growth visible (a small search fits in memory the process already had)")
+    console.print("symmetry 'on (none)': the scenario has no interchangeable pods, so the reduced search is the plain one")
+    console.print("reduction: states without / states with symmetry, when both searches are complete")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-states", type=int, default=200_000, help="state budget per run (default 200000)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="time budget per run in seconds (default 120)")
+    parser.add_argument("--scenario", action="append", metavar="NAME_OR_FILE",
+                        help="run only this scenario (name, file stem or .yaml path); repeatable")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
+    args = parser.parse_args(argv)
+
+    from rich.console import Console
+
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    log = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+    facts = machine_facts()
+    console.print(f"[bold]kepcheck explicit-engine benchmark[/bold]  {facts['date']}")
+    console.print(f"python {facts['python']} | cpus {facts['cpu_count']}"
+                  + (f" (usable {facts['usable_cpus']})" if "usable_cpus" in facts else "")
+                  + (f" | {facts['cpu_model']}" if "cpu_model" in facts else "")
+                  + (f" | {facts['memory_gib']} GiB" if "memory_gib" in facts else ""))
+    console.print(f"platform {facts['platform']}")
+    console.print(f"budget per run: {args.max_states:,} states, {args.timeout:g} s; one fresh 'spawn' process per run")
+    console.print("bytes/state = peak RSS growth of the whole search (state table, parent links, queue, ...) "
+                  "/ distinct states; not a per-state encoding size")
+    console.print()
+
+    scenarios = select_scenarios(args.scenario)
+    rows = []
+    started = time.perf_counter()
+    for name, source, group in scenarios:
+        for symmetry in (False, True):
+            result = run_isolated(source, symmetry, args.max_states, args.timeout)
+            row = figures(name, group, symmetry, result)
+            rows.append(row)
+            if "error" in row:
+                log.print(f"[red]{name} symmetry={'on' if symmetry else 'off'}: {row['error']}[/red]")
+                if row.get("traceback"):
+                    log.print(row["traceback"], markup=False, highlight=False)
+            else:
+                log.print(f"  {name:32} symmetry {'on ' if symmetry else 'off'}  {row['states']:>9,} states "
+                          f"{row['seconds']:7.2f} s  {row['states_per_second'] or 0:8,.0f} states/s"
+                          + ("" if row["complete"] else f"  ({row['budget']})"), highlight=False)
+    total = time.perf_counter() - started
+
+    render(rows, facts, args, console)
+    done = [r for r in rows if "error" not in r]
+    if done:
+        props = done[0]
+        console.print(f"properties judged per run: {props['state_properties']} state + {props['step_properties']} step "
+                      f"(liveness is not part of this search)")
+    console.print(f"total wall time {total:.1f} s ({len(rows)} runs)")
+
+    if args.json:
+        payload = {"machine": facts, "variant": VARIANT, "max_states": args.max_states, "timeout": args.timeout,
+                   "wall_seconds": total, "runs": rows}
+        Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        console.print(f"figures written to {args.json}")
+    return 1 if any("error" in r for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

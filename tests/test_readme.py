@@ -1,0 +1,39 @@
+"""The README shows the current results: its summary table is the manifest's, and every replay
+line it quotes replays and ends in the violation it describes."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from checks import cli
+from checks.report import summary_markdown
+
+from conftest import SCENARIOS, manifest
+
+README = (Path(__file__).parent.parent / "README.md").read_text()
+
+
+def test_summary_table_is_current():
+    assert summary_markdown(manifest(), list(SCENARIOS)) in README
+
+
+def test_readme_starts_with_the_two_commands():
+    head = README[:600]
+    assert "make check" in head and "make test" in head
+
+
+REPLAYS = re.findall(r"`(kepcheck replay [^`]+)`", README)
+
+
+def test_readme_quotes_replay_lines():
+    assert len(REPLAYS) >= 8
+
+
+@pytest.mark.parametrize("line", REPLAYS, ids=range(len(REPLAYS)))
+def test_replay_lines_in_readme_replay(line, capsys):
+    argv = shlex.split(line)[1:]
+    assert cli.main(argv) == 0, capsys.readouterr().err
