@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -131,6 +132,16 @@ def machine_facts() -> dict:
         "platform": platform.platform(),
         "machine": platform.machine(),
     }
+    try:  # read-only; GIT_OPTIONAL_LOCKS=0 keeps `git status` from touching the index
+        env = dict(os.environ, GIT_OPTIONAL_LOCKS="0")
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, env=env, capture_output=True,
+                                text=True, timeout=10).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, env=env,
+                                 capture_output=True, text=True, timeout=10).stdout.splitlines()
+        if commit:
+            facts["commit"] = commit + (f" (+{len(changed)} modified files)" if changed else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
     try:
         facts["usable_cpus"] = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -194,7 +205,7 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
 
     table = Table(box=box.SIMPLE_HEAVY, title=f"explicit engine, variant {VARIANT}, every always/sometimes property checked",
                   title_justify="left")
-    table.add_column("scenario")
+    table.add_column("scenario", no_wrap=True)
     table.add_column("symmetry")
     table.add_column("search")
     table.add_column("states", justify="right")
@@ -212,8 +223,7 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
             table.add_section()
         previous = row["scenario"]
         if "error" in row:
-            table.add_row(row["scenario"], "on" if row["symmetry"] else "off", f"[red]error[/red]: {row['error']}",
-                          *[""] * 8)
+            table.add_row(row["scenario"], "on" if row["symmetry"] else "off", "[red]error[/red] (below)", *[""] * 8)
             continue
         if not row["symmetry"]:
             plain[row["scenario"]] = row
@@ -240,6 +250,10 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
             f"{bps:,.0f}" if bps is not None else "-", reduction,
         )
     console.print(table)
+    for row in rows:
+        if "error" in row:
+            console.print(f"[red]error[/red] {row['scenario']} symmetry {'on' if row['symmetry'] else 'off'}: "
+                          f"{row['error']}", markup=True, highlight=False)
     console.print("bytes/state '-': no peak-RSS growth visible (a small search fits in memory the process already had)")
     console.print("symmetry 'on (none)': the scenario has no interchangeable pods, so the reduced search is the plain one")
     console.print("reduction: states without / states with symmetry, when both searches are complete")
@@ -264,7 +278,7 @@ def main(argv=None) -> int:
                   + (f" (usable {facts['usable_cpus']})" if "usable_cpus" in facts else "")
                   + (f" | {facts['cpu_model']}" if "cpu_model" in facts else "")
                   + (f" | {facts['memory_gib']} GiB" if "memory_gib" in facts else ""))
-    console.print(f"platform {facts['platform']}")
+    console.print(f"platform {facts['platform']}" + (f" | commit {facts['commit']}" if "commit" in facts else ""))
     console.print(f"budget per run: {args.max_states:,} states, {args.timeout:g} s; one fresh 'spawn' process per run")
     console.print("bytes/state = peak RSS growth of the whole search (state table, parent links, queue, ...) "
                   "/ distinct states; not a per-state encoding size")
@@ -290,6 +304,14 @@ def main(argv=None) -> int:
 
     render(rows, facts, args, console)
     done = [r for r in rows if "error" not in r]
+    for group in ("default", "bench", "file"):
+        for symmetry in (False, True):
+            chosen = [r for r in done if r["group"] == group and r["symmetry"] == symmetry]
+            seconds = sum(r["seconds"] for r in chosen)
+            if chosen and seconds > 0:
+                states = sum(r["states"] for r in chosen)
+                console.print(f"{group} scenarios together, symmetry {'on' if symmetry else 'off'}: {states:,} states "
+                              f"in {seconds:.2f} s of search = {states / seconds:,.0f} states/s", highlight=False)
     if done:
         props = done[0]
         console.print(f"properties judged per run: {props['state_properties']} state + {props['step_properties']} step "

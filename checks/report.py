@@ -17,7 +17,7 @@ from spec.vocabulary import Phase, Queue, ResizeReason
 from checks.result import CheckResult, Trace
 from model.context import Context
 from model.state import NO_NODE, NO_POD, PodState, State
-from model.views import kubelet_free, scheduler_free
+from model.views import admitted, kubelet_free, scheduler_free
 
 __all__ = ["describe_pod_changes", "format_trace", "trace_to_itf", "result_record", "replay_line", "free_capacity"]
 
@@ -37,7 +37,7 @@ def describe_pod(ctx: Context, index: int, pod: PodState) -> str:
     if pod.node != NO_NODE:
         parts.append(f"on {ctx.node_names[pod.node]}")
     parts.append(f"desired {ctx.format(pod.desired)}")
-    if pod.admitted:
+    if admitted(pod):
         parts.append(f"allocated {ctx.format(pod.allocated)}")
         parts.append(f"actual {ctx.format(pod.actual)}")
     if pod.resize != ResizeReason.NONE:
@@ -64,7 +64,7 @@ def describe_pod_changes(ctx: Context, index: int, old: PodState, new: PodState)
         changes.append(text)
     for field, title in (("desired", "desired"), ("allocated", "allocated"), ("actual", "actual")):
         before, after = getattr(old, field), getattr(new, field)
-        if before != after and (field == "desired" or new.admitted):
+        if before != after and (field == "desired" or admitted(new)):
             changes.append(f"{name}: {title} {ctx.format(before)} → {ctx.format(after)}")
     if old.resize != new.resize:
         changes.append(f"{name}: PodResizePending {_REASONS[old.resize]} → {_REASONS[new.resize]}")
@@ -75,7 +75,7 @@ def describe_pod_changes(ctx: Context, index: int, old: PodState, new: PodState)
     if old.nominated != new.nominated:
         changes.append(f"{name}: nominatedNodeName {_node(ctx, old.nominated)} → {_node(ctx, new.nominated)}")
     if old.assumed != new.assumed:
-        changes.append(f"{name}: scheduler assumes {ctx.format(new.assumed) if new.assumed else 'nothing'}")
+        changes.append(f"{name}: scheduler assumes {ctx.format(new.assumed) if any(new.assumed) else 'nothing'}")
     if old.tracking != new.tracking:
         changes.append(f"{name}: scheduler {'tracks' if new.tracking else 'forgets'} its victims in flight")
     return changes

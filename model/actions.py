@@ -1,9 +1,13 @@
 """The actions of the model, one function per action, grouped by the actor that performs it.
 
-Each function takes ``(ctx, state)`` and yields ``(Action, next_state)`` for every enabled
-instance: guard first, then the finite choice (which pod, which node, which menu entry), then the
-effect, which changes only the fields it names (``dataclasses.replace``). ``NEXT`` lists them in
-the order of the transition table (``spec/transitions.py``).
+Each function takes ``(ctx, state)`` and yields ``(Action, guard, next_state)`` for every
+instance of the action: the finite choice (which pod, which node, which menu entry) is Python
+iteration over parameters; the guard is an expression over the state; the effect builds the next
+state, changing only the fields it names, with ``ite`` where the change depends on the state.
+Everything on state values goes through ``model/expr.py`` helpers, so the same functions run on
+concrete states (the explicit engine: a guard that is concretely ``False`` skips the effect) and
+on states whose fields are Z3 terms (the symbolic engine builds its transition relation from
+them). ``NEXT`` lists the functions in the order of the transition table (``spec/transitions.py``).
 
 After every effect, ``scheduler_observes`` applies what the kube-scheduler's event handlers do on
 the resulting pod updates (synchronous informer: DESIGN.md §3 "scheduler view: synchronous"):
@@ -22,28 +26,30 @@ a pending resize through), PodDisruptionBudgets.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import product
 from typing import Callable, Iterator
 
 from spec.vocabulary import Phase, Queue, ResizeReason
 
 from model.context import Context
-from model.expr import veq, vle, vmax
-from model.preemption import pick_node, select_victims
+from model.expr import and_, any_, implies, is_false, ite, not_, or_, pick, veq, vle, vzero
+from model.preemption import chosen_node, select_victims
 from model.state import NO_NODE, NO_POD, PodState, State
 from model.views import (
-    fits_deferred_pod, fits_new_pod, kubelet_fits_admission, kubelet_fits_resize, scheduler_footprint,
+    assigned, fits_deferred_pod, fits_new_pod, kubelet_fits_admission, kubelet_fits_resize, scheduler_footprint,
 )
 
-__all__ = ["Action", "NEXT", "ACTION_NAMES", "ACTOR_OF", "next_steps", "scheduler_observes", "apply_action",
-           "head_of_queue", "resize_preemption_eligible"]
+__all__ = ["Action", "NEXT", "ACTION_NAMES", "ACTOR_OF", "next_steps", "transitions", "scheduler_observes",
+           "apply_action", "at_head", "resize_preemption_eligible", "pending_resize_slots"]
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """An action label with its parameters, e.g. ``PreemptForResize(pod=web)``."""
+    """An action label with its parameters, e.g. ``PreemptForResize(pod=web)``. Parameters are
+    static (names from the scenario), so a label means the same on concrete and symbolic states."""
 
     name: str
-    params: tuple = ()  # ((key, value), ...) in a fixed order; values are names or numbers
+    params: tuple = ()  # ((key, value), ...) in a fixed order
 
     def label(self) -> str:
         if not self.params:
@@ -54,24 +60,56 @@ class Action:
         return self.label()
 
 
-def _set(state: State, changes: dict[int, dict]) -> State:
+# --- effect helpers ---------------------------------------------------------------------------------
+
+def _guarded(pod: PodState, condition, fields: dict) -> PodState:
+    """``pod`` with ``fields`` changed where ``condition`` holds (concretely: changed or not)."""
+    if condition is True:
+        return replace(pod, **fields)
+    if condition is False:
+        return pod
+    return replace(pod, **{name: ite(condition, value, getattr(pod, name)) for name, value in fields.items()})
+
+
+def _update(state: State, changes: list) -> State:
+    """Apply ``[(pod index, condition, {field: value}), ...]`` to the pods of ``state``, in order."""
     pods = list(state.pods)
-    for index, fields in changes.items():
-        pods[index] = replace(pods[index], **fields)
+    for index, condition, fields in changes:
+        pods[index] = _guarded(pods[index], condition, fields)
     return replace(state, pods=tuple(pods))
 
 
+def _set(state: State, index: int, **fields) -> State:
+    return _update(state, [(index, True, fields)])
+
+
+def _mark_retry_due(state: State, node) -> State:
+    """The kubelet of ``node`` (a state value) owes a retry pass over its pending resizes."""
+    due = tuple(or_(node == n, flag) for n, flag in enumerate(state.retry_due))
+    return replace(state, retry_due=due)
+
+
+def _budget(ctx: Context, state: State, event: int):
+    return and_(state.env_events < ctx.max_events, not_(state.env_used[event]))
+
+
 def _use_event(state: State, event: int) -> State:
-    return replace(state, env_used=state.env_used | (1 << event), env_events=state.env_events + 1)
+    used = tuple(True if i == event else flag for i, flag in enumerate(state.env_used))
+    return replace(state, env_used=used, env_events=state.env_events + 1)
 
 
-def _events_enabled(ctx: Context, state: State, kind: str):
-    """Menu entries of ``kind`` that are still available within the environment budget."""
-    if state.env_events >= ctx.max_events:
-        return
+def _menu(ctx: Context, kind: str):
     for index, event in enumerate(ctx.events):
-        if event.kind == kind and not state.env_used & (1 << index):
+        if event.kind == kind:
             yield index, event
+
+
+def _is_running(pod: PodState):
+    return pod.phase == Phase.RUNNING
+
+
+def _is_deferred(pod: PodState):
+    return and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
 
 
 # --- user / controllers (environment) ------------------------------------------------------------
@@ -82,211 +120,242 @@ def request_resize(ctx: Context, state: State):
     Requests above the node's allocatable are rejected by the API server since v1.36 and never
     reach the pod; the scenario loader refuses them.
     """
-    for event_index, event in _events_enabled(ctx, state, "resize"):
+    for event_index, event in _menu(ctx, "resize"):
         pod = state.pods[event.pod]
-        if pod.phase != Phase.RUNNING or pod.desired == event.requests:
+        guard = and_(_budget(ctx, state, event_index), _is_running(pod), not_(veq(pod.desired, event.requests)))
+        if is_false(guard):
             continue
-        after = _set(_use_event(state, event_index), {event.pod: dict(desired=event.requests, observed=False)})
-        yield Action("RequestResize", (("pod", ctx.names[event.pod]), ("requests", f"[{ctx.format(event.requests)}]"))), after
+        after = _set(_use_event(state, event_index), event.pod, desired=event.requests, observed=False)
+        yield Action("RequestResize", (("pod", ctx.names[event.pod]), ("requests", f"[{ctx.format(event.requests)}]"))), guard, after
 
 
 def create_pod(ctx: Context, state: State):
     """A controller creates a pending pod (an arrival of the scenario)."""
-    for event_index, event in _events_enabled(ctx, state, "arrival"):
-        if state.pods[event.pod].phase != Phase.ABSENT:
+    for event_index, event in _menu(ctx, "arrival"):
+        guard = and_(_budget(ctx, state, event_index), state.pods[event.pod].phase == Phase.ABSENT)
+        if is_false(guard):
             continue
-        after = _set(_use_event(state, event_index), {event.pod: dict(phase=Phase.PENDING, queue=Queue.ACTIVE)})
-        yield Action("CreatePod", (("pod", ctx.names[event.pod]),)), after
+        after = _set(_use_event(state, event_index), event.pod, phase=Phase.PENDING, queue=Queue.ACTIVE)
+        yield Action("CreatePod", (("pod", ctx.names[event.pod]),)), guard, after
 
 
 def delete_pod(ctx: Context, state: State):
     """A user deletes a pod: a pending pod disappears, a pod on a node starts terminating."""
-    for event_index, event in _events_enabled(ctx, state, "deletion"):
+    for event_index, event in _menu(ctx, "deletion"):
         pod = state.pods[event.pod]
-        if pod.phase == Phase.PENDING:
-            change = dict(phase=Phase.GONE, queue=Queue.NOT_QUEUED, nominated=NO_NODE)
-        elif pod.phase in (Phase.BOUND, Phase.RUNNING):
-            change = dict(phase=Phase.TERMINATING, queue=Queue.NOT_QUEUED)
-        else:
+        pending = pod.phase == Phase.PENDING
+        guard = and_(_budget(ctx, state, event_index),
+                     or_(pending, pod.phase == Phase.BOUND, pod.phase == Phase.RUNNING))
+        if is_false(guard):
             continue
-        yield Action("DeletePod", (("pod", ctx.names[event.pod]),)), _set(_use_event(state, event_index), {event.pod: change})
+        after = _set(_use_event(state, event_index), event.pod, phase=ite(pending, Phase.GONE, Phase.TERMINATING),
+                     queue=Queue.NOT_QUEUED, nominated=ite(pending, NO_NODE, pod.nominated))
+        yield Action("DeletePod", (("pod", ctx.names[event.pod]),)), guard, after
 
 
 def restart_scheduler(ctx: Context, state: State):
     """The kube-scheduler restarts: its queue and in-memory state are lost; on start-up the AddPod
     handler re-enqueues pending and Deferred pods (reference §4.3 (1), §7.3 S-17)."""
-    for event_index, _ in _events_enabled(ctx, state, "restart"):
-        changes = {}
-        for i, pod in enumerate(state.pods):
-            queue = Queue.ACTIVE if pod.phase == Phase.PENDING else Queue.NOT_QUEUED
-            changes[i] = dict(queue=queue, assumed=(), tracking=False)
-        yield Action("RestartScheduler"), _set(_use_event(state, event_index), changes)
+    for event_index, _ in _menu(ctx, "restart"):
+        guard = _budget(ctx, state, event_index)
+        if is_false(guard):
+            continue
+        zero = vzero(ctx.width)
+        changes = [
+            (i, True, dict(queue=ite(pod.phase == Phase.PENDING, Queue.ACTIVE, Queue.NOT_QUEUED), assumed=zero,
+                           tracking=False))
+            for i, pod in enumerate(state.pods)
+        ]
+        yield Action("RestartScheduler"), guard, _update(_use_event(state, event_index), changes)
 
 
 # --- kube-scheduler --------------------------------------------------------------------------------
 
-def head_of_queue(ctx: Context, state: State) -> list[int]:
-    """Pods the next scheduling cycle may pop: the highest-priority pods in activeQ (PrioritySort;
-    pods of equal priority in any order)."""
-    active = [i for i, pod in enumerate(state.pods) if pod.queue == Queue.ACTIVE]
-    if not active:
-        return []
-    top = max(ctx.priorities[i] for i in active)
-    return [i for i in active if ctx.priorities[i] == top]
+def at_head(ctx: Context, state: State, claimant: int):
+    """The next scheduling cycle may pop ``claimant``: it is in activeQ and no pod of higher
+    priority is (PrioritySort; pods of equal priority in any order)."""
+    priority = ctx.priorities[claimant]
+    return and_(state.pods[claimant].queue == Queue.ACTIVE,
+                *(state.pods[j].queue != Queue.ACTIVE for j in ctx.pod_range if ctx.priorities[j] > priority))
 
 
-def _is_pending(pod: PodState) -> bool:
-    return pod.phase == Phase.PENDING
-
-
-def _is_deferred(pod: PodState) -> bool:
-    return pod.phase == Phase.RUNNING and pod.resize == ResizeReason.DEFERRED
-
-
-def _preemption_victims_waiting(ctx: Context, state: State, claimant: int, node: int) -> bool:
+def _victims_terminating_on(ctx: Context, state: State, claimant: int, node):
     """A lower-priority pod on ``node`` is terminating because of preemption (reference §3.3
     'Eligibility': the preemptor waits for its nominated node's victims)."""
     priority = ctx.priorities[claimant]
-    return any(
-        pod.phase == Phase.TERMINATING and pod.node == node and pod.preempted_by != NO_POD
-        and ctx.priorities[i] < priority
-        for i, pod in enumerate(state.pods)
+    return any_(
+        and_(pod.phase == Phase.TERMINATING, pod.node == node, pod.preempted_by != NO_POD)
+        for i, pod in enumerate(state.pods) if ctx.priorities[i] < priority
     )
 
 
-def _pending_pod_eligible(ctx: Context, state: State, claimant: int) -> bool:
+def _pending_pod_eligible(ctx: Context, state: State, claimant: int):
     """PodEligibleToPreemptOthers for a pending pod (reference §3.3)."""
     if ctx.never_preempts[claimant]:
         return False
     nominated = state.pods[claimant].nominated
-    return nominated == NO_NODE or not _preemption_victims_waiting(ctx, state, claimant, nominated)
+    return or_(nominated == NO_NODE, not_(_victims_terminating_on(ctx, state, claimant, nominated)))
 
 
-def resize_preemption_eligible(ctx: Context, state: State, claimant: int) -> bool:
+def resize_preemption_eligible(ctx: Context, state: State, claimant: int):
     """May this Deferred pod preempt now? ``preemptionPolicy: Never`` forbids it (reference §4.3
     (10)); the double-preemption guard of the variant may make it wait (reference §4.6)."""
     if ctx.never_preempts[claimant]:
         return False
     pod = state.pods[claimant]
     guard = ctx.variant.double_preemption_guard
-    if ctx.has("guard-ignores-terminating-victims"):
+    if ctx.has("guard-ignores-terminating-victims") or guard == "none":
         return True
     if guard == "in-memory":
-        return not (pod.tracking and any(
-            other.phase == Phase.TERMINATING and other.preempted_by == claimant for other in state.pods))
+        return not_(and_(pod.tracking, any_(and_(other.phase == Phase.TERMINATING, other.preempted_by == claimant)
+                                            for other in state.pods)))
     if guard == "nominated-node-name":
-        return pod.nominated != pod.node or not _preemption_victims_waiting(ctx, state, claimant, pod.node)
-    if guard == "node-name-as-nomination":
-        return not _preemption_victims_waiting(ctx, state, claimant, pod.node)
-    return True
+        return or_(pod.nominated != pod.node, not_(_victims_terminating_on(ctx, state, claimant, pod.node)))
+    return not_(_victims_terminating_on(ctx, state, claimant, pod.node))  # node-name-as-nomination
 
 
-def _fitting_nodes(ctx: Context, state: State, claimant: int) -> list[int]:
-    """Nodes that pass the filter; a pod with a nominated node that fits goes there (reference §3.4)."""
-    nominated = state.pods[claimant].nominated
-    if nominated != NO_NODE and fits_new_pod(ctx, state, claimant, nominated):
-        return [nominated]
-    return [n for n in ctx.node_range if fits_new_pod(ctx, state, claimant, n)]
+class _PendingCycle:
+    """What one scheduling cycle computes for a pending pod: fit per node, and per node the
+    preemption candidate and its victims (reference §3.2-§3.4)."""
+
+    def __init__(self, ctx: Context, state: State, claimant: int):
+        pod = state.pods[claimant]
+        self.fits = [fits_new_pod(ctx, state, claimant, n) for n in ctx.node_range]
+        self.any_fit = or_(*self.fits)
+        nominated_fits = or_(*(and_(pod.nominated == n, fit) for n, fit in enumerate(self.fits)))
+        # a pod whose nominated node fits goes there; otherwise any fitting node
+        self.may_bind = [and_(fit, or_(pod.nominated == n, not_(nominated_fits))) for n, fit in enumerate(self.fits)]
+        self._ctx, self._state, self._claimant = ctx, state, claimant
+        self._options = None
+
+    def options(self):
+        if self._options is None:
+            ctx, state, claimant = self._ctx, self._state, self._claimant
+            desired = state.pods[claimant].desired
+            eligible = _pending_pod_eligible(ctx, state, claimant)
+            options = {}
+            for node in ctx.node_range:
+                resolvable = and_(eligible, vle(desired, ctx.allocatable[node]))  # P-6: never a candidate otherwise
+                if is_false(resolvable):
+                    continue
+                candidate, victims = select_victims(
+                    ctx, state, claimant, node, lambda removed, node=node: fits_new_pod(ctx, state, claimant, node, removed))
+                candidate = and_(resolvable, candidate)
+                if not is_false(candidate):
+                    options[node] = (candidate, victims)
+            self._options = options
+        return self._options
+
+    def can_preempt(self):
+        return or_(*(candidate for candidate, _ in self.options().values()))
 
 
-def _pending_preemption(ctx: Context, state: State, claimant: int):
-    """(node, victims) the PostFilter would choose for a pending pod, or None."""
-    if not _pending_pod_eligible(ctx, state, claimant):
-        return None
-    desired = state.pods[claimant].desired
-    options = {}
-    for node in ctx.node_range:
-        if not vle(desired, ctx.allocatable[node]):
-            continue  # UnschedulableAndUnresolvable: never a candidate (P-6)
-        victims = select_victims(ctx, state, claimant, node,
-                                 lambda removed, node=node: fits_new_pod(ctx, state, claimant, node, removed))
-        if victims is not None:
-            options[node] = victims
-    if not options:
-        return None
-    node = pick_node(ctx, options)
-    return node, options[node]
+def _pending_cycles(ctx: Context, state: State):
+    """(claimant, head-and-pending condition, cycle) for each pod the scheduler may pop as pending."""
+    for claimant in ctx.pod_range:
+        base = and_(at_head(ctx, state, claimant), state.pods[claimant].phase == Phase.PENDING)
+        if not is_false(base):
+            yield claimant, base, _PendingCycle(ctx, state, claimant)
 
 
-def _resize_preemption(ctx: Context, state: State, claimant: int):
-    """Victims for a Deferred pod on its own node, or None (reference §4.3 (3)-(5), §4.4)."""
-    if not resize_preemption_eligible(ctx, state, claimant):
-        return None
-    node = state.pods[claimant].node
-    return select_victims(ctx, state, claimant, node,
-                          lambda removed: fits_deferred_pod(ctx, state, claimant, removed))
-
-
-def _evict(ctx: Context, state: State, claimant: int, node: int, victims) -> dict[int, dict]:
+def _evict(ctx: Context, state: State, claimant: int, node, victims: dict) -> dict:
     """prepareCandidate: delete victims with DisruptionTarget, clear lower-priority nominations on
-    the node (reference §3.3 'Execution', §7.4 P-5)."""
-    changes: dict[int, dict] = {}
-    for victim in victims:
+    the node (reference §3.3 'Execution', §7.4 P-5). Returns ``_update`` changes."""
+    changes = []
+    for victim, condition in victims.items():
         pod = state.pods[victim]
-        if pod.phase in (Phase.BOUND, Phase.RUNNING):
-            changes[victim] = dict(phase=Phase.TERMINATING, preempted_by=claimant, queue=Queue.NOT_QUEUED)
+        live = and_(condition, or_(pod.phase == Phase.BOUND, pod.phase == Phase.RUNNING))
+        if not is_false(live):
+            changes.append((victim, live, dict(phase=Phase.TERMINATING, preempted_by=claimant, queue=Queue.NOT_QUEUED)))
     for i, pod in enumerate(state.pods):
-        if pod.phase == Phase.PENDING and pod.nominated == node and ctx.priorities[i] < ctx.priorities[claimant]:
-            changes.setdefault(i, {})["nominated"] = NO_NODE
+        if ctx.priorities[i] < ctx.priorities[claimant]:
+            nominated_here = and_(pod.phase == Phase.PENDING, pod.nominated == node)
+            if not is_false(nominated_here):
+                changes.append((i, nominated_here, dict(nominated=NO_NODE)))
     return changes
 
 
 def bind_pod(ctx: Context, state: State):
     """Scheduling cycle for a pending pod that fits: assume and bind (reference §3.2)."""
-    for claimant in head_of_queue(ctx, state):
-        pod = state.pods[claimant]
-        if not _is_pending(pod):
-            continue
-        for node in _fitting_nodes(ctx, state, claimant):
-            after = _set(state, {claimant: dict(phase=Phase.BOUND, node=node, queue=Queue.NOT_QUEUED, nominated=NO_NODE)})
-            yield Action("BindPod", (("pod", ctx.names[claimant]), ("node", ctx.node_names[node]))), after
+    for claimant, base, cycle in _pending_cycles(ctx, state):
+        for node in ctx.node_range:
+            guard = and_(base, cycle.may_bind[node])
+            if is_false(guard):
+                continue
+            after = _set(state, claimant, phase=Phase.BOUND, node=node, queue=Queue.NOT_QUEUED, nominated=NO_NODE)
+            yield Action("BindPod", (("pod", ctx.names[claimant]), ("node", ctx.node_names[node]))), guard, after
 
 
 def preempt_for_pod(ctx: Context, state: State):
     """Scheduling cycle for a pending pod that fits nowhere: PostFilter evicts victims and sets
     nominatedNodeName (reference §3.3)."""
-    for claimant in head_of_queue(ctx, state):
-        if not _is_pending(state.pods[claimant]) or _fitting_nodes(ctx, state, claimant):
+    for claimant, base, cycle in _pending_cycles(ctx, state):
+        base = and_(base, not_(cycle.any_fit))
+        if is_false(base):
             continue
-        choice = _pending_preemption(ctx, state, claimant)
-        if choice is None:
-            continue
-        node, victims = choice
-        changes = _evict(ctx, state, claimant, node, victims)
-        changes.setdefault(claimant, {}).update(nominated=node, queue=Queue.UNSCHEDULABLE)
-        yield Action("PreemptForPod", (("pod", ctx.names[claimant]), ("node", ctx.node_names[node]))), _set(state, changes)
+        options = cycle.options()
+        for node in options:
+            guard = and_(base, chosen_node(ctx, options, node))
+            if is_false(guard):
+                continue
+            changes = _evict(ctx, state, claimant, node, options[node][1])
+            changes.append((claimant, True, dict(nominated=node, queue=Queue.UNSCHEDULABLE)))
+            yield Action("PreemptForPod", (("pod", ctx.names[claimant]), ("node", ctx.node_names[node]))), guard, _update(state, changes)
 
 
 def pod_unschedulable(ctx: Context, state: State):
     """Scheduling cycle for a pending pod that fits nowhere and cannot preempt: it goes to the
     unschedulable pool (reference §3.1)."""
-    for claimant in head_of_queue(ctx, state):
-        if not _is_pending(state.pods[claimant]) or _fitting_nodes(ctx, state, claimant):
+    for claimant, base, cycle in _pending_cycles(ctx, state):
+        base = and_(base, not_(cycle.any_fit))
+        if is_false(base):
             continue
-        if _pending_preemption(ctx, state, claimant) is not None:
+        guard = and_(base, not_(cycle.can_preempt()))
+        if is_false(guard):
             continue
-        yield Action("PodUnschedulable", (("pod", ctx.names[claimant]),)), _set(state, {claimant: dict(queue=Queue.UNSCHEDULABLE)})
+        yield Action("PodUnschedulable", (("pod", ctx.names[claimant]),)), guard, _set(state, claimant, queue=Queue.UNSCHEDULABLE)
+
+
+def _deferred_cycles(ctx: Context, state: State):
+    """(claimant, condition, fits) for each pod the scheduler may pop as a Deferred resize."""
+    for claimant in ctx.pod_range:
+        base = and_(at_head(ctx, state, claimant), _is_deferred(state.pods[claimant]))
+        if not is_false(base):
+            yield claimant, base, fits_deferred_pod(ctx, state, claimant)
+
+
+def _resize_victims(ctx: Context, state: State, claimant: int):
+    """(candidate, victims) for a Deferred pod on its own node (reference §4.3 (3)-(5), §4.4)."""
+    eligible = resize_preemption_eligible(ctx, state, claimant)
+    if is_false(eligible):
+        return False, {}
+    candidate, victims = select_victims(ctx, state, claimant, state.pods[claimant].node,
+                                        lambda removed: fits_deferred_pod(ctx, state, claimant, removed))
+    return and_(eligible, candidate), victims
 
 
 def park_deferred_pod(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod whose resize fits its node: Permit rejects it with
     "pod resize fits, waiting for Kubelet actuation" and it is parked (reference §4.4, §7.3 S-21)."""
-    for claimant in head_of_queue(ctx, state):
-        if not _is_deferred(state.pods[claimant]) or not fits_deferred_pod(ctx, state, claimant):
+    for claimant, base, fits in _deferred_cycles(ctx, state):
+        guard = and_(base, fits)
+        if is_false(guard):
             continue
-        yield Action("ParkDeferredPod", (("pod", ctx.names[claimant]),)), _set(state, {claimant: dict(queue=Queue.UNSCHEDULABLE)})
+        yield Action("ParkDeferredPod", (("pod", ctx.names[claimant]),)), guard, _set(state, claimant, queue=Queue.UNSCHEDULABLE)
 
 
 def preempt_for_resize(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod that does not fit: DefaultPreemption evicts victims on
     its own node; nominatedNodeName is never set in the alpha (reference §4.3 (5), (9), §7.3 S-1)."""
-    for claimant in head_of_queue(ctx, state):
+    for claimant, base, fits in _deferred_cycles(ctx, state):
+        base = and_(base, not_(fits))
+        if is_false(base):
+            continue
+        candidate, victims = _resize_victims(ctx, state, claimant)
+        guard = and_(base, candidate)
+        if is_false(guard):
+            continue
         pod = state.pods[claimant]
-        if not _is_deferred(pod) or fits_deferred_pod(ctx, state, claimant):
-            continue
-        victims = _resize_preemption(ctx, state, claimant)
-        if victims is None:
-            continue
         changes = _evict(ctx, state, claimant, pod.node, victims)
         own = dict(queue=Queue.UNSCHEDULABLE, promised=pod.desired)
         if ctx.variant.reservation == "assume":
@@ -295,28 +364,33 @@ def preempt_for_resize(ctx: Context, state: State):
             own["tracking"] = True
         if ctx.variant.double_preemption_guard == "nominated-node-name" or ctx.has("resize-sets-nomination"):
             own["nominated"] = pod.node
-        changes.setdefault(claimant, {}).update(own)
-        yield Action("PreemptForResize", (("pod", ctx.names[claimant]),)), _set(state, changes)
+        changes.append((claimant, True, own))
+        yield Action("PreemptForResize", (("pod", ctx.names[claimant]),)), guard, _update(state, changes)
 
 
 def resize_unschedulable(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod that does not fit and cannot preempt (no strictly
     lower-priority victims that suffice, preemptionPolicy Never, or the double-preemption guard):
     it waits in the unschedulable pool (reference §4.3 (5), §7.3 S-3)."""
-    for claimant in head_of_queue(ctx, state):
-        if not _is_deferred(state.pods[claimant]) or fits_deferred_pod(ctx, state, claimant):
+    for claimant, base, fits in _deferred_cycles(ctx, state):
+        base = and_(base, not_(fits))
+        if is_false(base):
             continue
-        if _resize_preemption(ctx, state, claimant) is not None:
+        candidate, _ = _resize_victims(ctx, state, claimant)
+        guard = and_(base, not_(candidate))
+        if is_false(guard):
             continue
-        yield Action("ResizeUnschedulable", (("pod", ctx.names[claimant]),)), _set(state, {claimant: dict(queue=Queue.UNSCHEDULABLE)})
+        yield Action("ResizeUnschedulable", (("pod", ctx.names[claimant]),)), guard, _set(state, claimant, queue=Queue.UNSCHEDULABLE)
 
 
 def flush_unschedulable_pod(ctx: Context, state: State):
     """The periodic flush moves a pod that waited long enough in the unschedulable pool back to
     the active queue (5 minutes; reference §3.1, §7.4 P-8)."""
     for i, pod in enumerate(state.pods):
-        if pod.queue == Queue.UNSCHEDULABLE:
-            yield Action("FlushUnschedulablePod", (("pod", ctx.names[i]),)), _set(state, {i: dict(queue=Queue.ACTIVE)})
+        guard = pod.queue == Queue.UNSCHEDULABLE
+        if is_false(guard):
+            continue
+        yield Action("FlushUnschedulablePod", (("pod", ctx.names[i]),)), guard, _set(state, i, queue=Queue.ACTIVE)
 
 
 # --- kubelet ---------------------------------------------------------------------------------------
@@ -324,88 +398,115 @@ def flush_unschedulable_pod(ctx: Context, state: State):
 def admit_pod(ctx: Context, state: State):
     """The kubelet admits a newly bound pod that fits next to the admitted pods (reference §2.1)."""
     for i, pod in enumerate(state.pods):
-        if pod.phase == Phase.BOUND and kubelet_fits_admission(ctx, state, i):
-            after = _set(state, {i: dict(phase=Phase.RUNNING, allocated=pod.desired, actual=pod.desired)})
-            yield Action("AdmitPod", (("pod", ctx.names[i]), ("node", ctx.node_names[pod.node]))), after
+        bound = pod.phase == Phase.BOUND
+        if is_false(bound):
+            continue
+        guard = and_(bound, kubelet_fits_admission(ctx, state, i))
+        if is_false(guard):
+            continue
+        after = _set(state, i, phase=Phase.RUNNING, allocated=pod.desired, actual=pod.desired)
+        yield Action("AdmitPod", (("pod", ctx.names[i]),)), guard, after
 
 
 def reject_pod(ctx: Context, state: State):
     """The kubelet rejects a bound pod that does not fit: phase Failed, reason OutOfcpu/OutOfmemory."""
     for i, pod in enumerate(state.pods):
-        if pod.phase == Phase.BOUND and not kubelet_fits_admission(ctx, state, i):
-            yield Action("RejectPod", (("pod", ctx.names[i]), ("node", ctx.node_names[pod.node]))), _set(state, {i: dict(phase=Phase.REJECTED)})
+        bound = pod.phase == Phase.BOUND
+        if is_false(bound):
+            continue
+        guard = and_(bound, not_(kubelet_fits_admission(ctx, state, i)))
+        if is_false(guard):
+            continue
+        yield Action("RejectPod", (("pod", ctx.names[i]),)), guard, _set(state, i, phase=Phase.REJECTED)
 
 
-def _increases(pod: PodState) -> bool:
-    return any(d > a for d, a in zip(pod.desired, pod.allocated))
+def _increases(pod: PodState):
+    return or_(*(d > a for d, a in zip(pod.desired, pod.allocated)))
 
 
-def _pending_resizes(ctx: Context, state: State, node: int) -> list[int]:
-    """The kubelet's pending-resize list for ``node`` in retry order (reference §2.3).
+def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[int, object]]:
+    """The kubelet's pending-resize list for ``node`` in retry order (reference §2.3), as
+    ``(pod index, condition)`` slots: each pod has one slot per value of the state-dependent parts
+    of its sort key, and the condition says the pod is pending and its key has those values. The
+    slots are in key order, so processing the slots whose condition holds walks the list in order.
 
     Kubernetes order: resizes that do not increase any request first, then higher priority, then
     pods that already carry PodResizePending before those that do not, then age (declaration
     order stands in for lastTransitionTime). QoS is not modelled (all pods are Burstable).
     ``fifo``: declaration order only.
     """
-    pending = [
-        i for i, pod in enumerate(state.pods)
-        if pod.phase == Phase.RUNNING and pod.node == node
-        and (not pod.observed or pod.resize == ResizeReason.DEFERRED)
-    ]
-    if ctx.variant.kubelet_order == "fifo":
-        return pending
-    if ctx.has("kubelet-ignores-priority"):
-        return sorted(pending, key=lambda i: (_increases(state.pods[i]), state.pods[i].resize == ResizeReason.NONE, i))
-    return sorted(pending, key=lambda i: (_increases(state.pods[i]), -ctx.priorities[i],
-                                          state.pods[i].resize == ResizeReason.NONE, i))
+    slots = []
+    for i, pod in enumerate(state.pods):
+        pending = and_(pod.phase == Phase.RUNNING, pod.node == node,
+                       or_(not_(pod.observed), pod.resize == ResizeReason.DEFERRED))
+        if is_false(pending):
+            continue
+        increases = _increases(pod)
+        undecided = pod.resize == ResizeReason.NONE
+        if ctx.variant.kubelet_order == "fifo":
+            slots.append(((i,), i, pending))
+            continue
+        for up, new in product((False, True), repeat=2):
+            condition = and_(pending, increases == up, undecided == new)
+            if is_false(condition):
+                continue
+            key = (up, new, i) if ctx.has("kubelet-ignores-priority") else (up, -ctx.priorities[i], new, i)
+            slots.append((key, i, condition))
+    slots.sort(key=lambda slot: slot[0])
+    return [(i, condition) for _, i, condition in slots]
 
 
 def _retry_pass(ctx: Context, state: State, node: int) -> State:
     """One pass of retryPendingResizes over every pending resize of the node, in order; an
     allocation earlier in the pass reduces room for later ones (reference §2.2, §2.3)."""
-    for i in _pending_resizes(ctx, state, node):
+    forget = ctx.has("forget-pending-condition")
+    for i, in_slot in pending_resize_slots(ctx, state, node):
         pod = state.pods[i]
-        if veq(pod.desired, pod.allocated):
-            keep = ResizeReason.DEFERRED if ctx.has("forget-pending-condition") and pod.resize == ResizeReason.DEFERRED else ResizeReason.NONE
-            state = _set(state, {i: dict(resize=keep, observed=True)})
-        elif kubelet_fits_resize(ctx, state, i):
-            keep = pod.resize if ctx.has("forget-pending-condition") else ResizeReason.NONE
-            state = _set(state, {i: dict(allocated=pod.desired, resize=keep, in_progress=pod.desired != pod.actual,
-                                          observed=True)})
+        revert = veq(pod.desired, pod.allocated)
+        fits = and_(not_(revert), kubelet_fits_resize(ctx, state, i))
+        was_deferred = pod.resize == ResizeReason.DEFERRED
+        if forget:
+            cleared = ite(was_deferred, ResizeReason.DEFERRED, ResizeReason.NONE)
+            resize = ite(revert, cleared, ite(fits, pod.resize, ResizeReason.DEFERRED))
         else:
-            state = _set(state, {i: dict(resize=ResizeReason.DEFERRED, observed=True)})
-    due = list(state.retry_due)
-    due[node] = False
-    return replace(state, retry_due=tuple(due))
+            resize = ite(or_(revert, fits), ResizeReason.NONE, ResizeReason.DEFERRED)
+        fields = dict(resize=resize, observed=True,
+                      allocated=ite(fits, pod.desired, pod.allocated),
+                      in_progress=ite(fits, not_(veq(pod.desired, pod.actual)), pod.in_progress))
+        state = _update(state, [(i, in_slot, fields)])
+    due = tuple(False if n == node else flag for n, flag in enumerate(state.retry_due))
+    return replace(state, retry_due=due)
 
 
 def retry_pending_resizes(ctx: Context, state: State):
     """The kubelet handles a pod update or a pod removal on its node and retries every pending
     resize (triggers pod_resized / pod_updated / pods_removed / pod_terminated; reference §2.3)."""
     for node in ctx.node_range:
-        if state.retry_due[node] or any(
-            pod.phase == Phase.RUNNING and pod.node == node and not pod.observed for pod in state.pods
-        ):
-            yield Action("RetryPendingResizes", (("node", ctx.node_names[node]),)), _retry_pass(ctx, state, node)
+        guard = or_(state.retry_due[node],
+                    *(and_(_is_running(pod), pod.node == node, not_(pod.observed)) for pod in state.pods))
+        if is_false(guard):
+            continue
+        yield Action("RetryPendingResizes", (("node", ctx.node_names[node]),)), guard, _retry_pass(ctx, state, node)
 
 
 def periodic_retry_pending_resizes(ctx: Context, state: State):
     """The kubelet's periodic retry (3 minutes after the last pass; reference §2.3, §7.4 P-8)."""
     for node in ctx.node_range:
-        if any(_is_deferred(pod) and pod.node == node for pod in state.pods):
-            yield Action("PeriodicRetryPendingResizes", (("node", ctx.node_names[node]),)), _retry_pass(ctx, state, node)
+        guard = any_(and_(_is_deferred(pod), pod.node == node) for pod in state.pods)
+        if is_false(guard):
+            continue
+        yield Action("PeriodicRetryPendingResizes", (("node", ctx.node_names[node]),)), guard, _retry_pass(ctx, state, node)
 
 
 def actuate_resize(ctx: Context, state: State):
     """The kubelet actuates an allocated resize: actual := allocated, PodResizeInProgress cleared
     (reference §2.6); the completed resize triggers a retry of pending resizes (pod_resized, §2.3)."""
     for i, pod in enumerate(state.pods):
-        if pod.phase == Phase.RUNNING and pod.in_progress:
-            due = list(state.retry_due)
-            due[pod.node] = True  # pod_resized: a completed resize may let a pending one through
-            after = replace(_set(state, {i: dict(actual=pod.allocated, in_progress=False)}), retry_due=tuple(due))
-            yield Action("ActuateResize", (("pod", ctx.names[i]),)), after
+        guard = and_(_is_running(pod), pod.in_progress)
+        if is_false(guard):
+            continue
+        after = _mark_retry_due(_set(state, i, actual=pod.allocated, in_progress=False), pod.node)
+        yield Action("ActuateResize", (("pod", ctx.names[i]),)), guard, after
 
 
 def finish_termination(ctx: Context, state: State):
@@ -413,11 +514,11 @@ def finish_termination(ctx: Context, state: State):
     kubelet owes a retry pass (pods_removed; reference §2.3, KEP-5836 §Kubelet-Scheduler Preemption
     Interaction)."""
     for i, pod in enumerate(state.pods):
-        if pod.phase == Phase.TERMINATING:
-            due = list(state.retry_due)
-            due[pod.node] = True
-            after = replace(_set(state, {i: dict(phase=Phase.GONE)}), retry_due=tuple(due))
-            yield Action("FinishTermination", (("pod", ctx.names[i]),)), after
+        guard = pod.phase == Phase.TERMINATING
+        if is_false(guard):
+            continue
+        after = _mark_retry_due(_set(state, i, phase=Phase.GONE), pod.node)
+        yield Action("FinishTermination", (("pod", ctx.names[i]),)), guard, after
 
 
 # --- the scheduler's event handlers (applied after every effect) -----------------------------------
@@ -431,56 +532,61 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
       §4.4, §7.3 S-5, S-17, S-18).
     * Queueing hints: a parked/unschedulable Deferred pod is requeued when another pod on its
       node changes size or is deleted, or when its own desired changes (S-6..S-16); an
-      unschedulable pending pod is requeued when an assigned pod is deleted or scales down
-      (reference §3.5).
+      unschedulable pending pod is requeued when an assigned pod is deleted or scales down, or a
+      nominated pending pod is deleted (reference §3.5).
     """
-    gate = ctx.variant.gate_on
-    changed_nodes: set[int] = set()
-    shrunk = False
+    changed: list[tuple[int, object, object]] = []  # (pod index, condition, node where its footprint changed)
+    shrunk_terms = []
     if before is not None:
         for i, (old, new) in enumerate(zip(before.pods, after.pods)):
             if old is new:
                 continue
-            if old.phase == Phase.PENDING and old.nominated != NO_NODE and new.phase == Phase.GONE:
-                shrunk = True  # a deleted nominated pod frees its nomination (reference §3.5)
+            shrunk_terms.append(and_(old.phase == Phase.PENDING, old.nominated != NO_NODE, new.phase == Phase.GONE))
+            was = assigned(old)
+            if is_false(was):
                 continue
-            if not old.assigned:
-                continue
-            if not new.assigned:
-                changed_nodes.add(old.node)
-                shrunk = True
-                continue
+            still = assigned(new)
             old_size, new_size = scheduler_footprint(ctx, old), scheduler_footprint(ctx, new)
-            if old_size != new_size:
-                changed_nodes.add(old.node)
-                shrunk = shrunk or any(n < o for n, o in zip(new_size, old_size))
-    changes: dict[int, dict] = {}
-    for i, pod in enumerate(after.pods):
-        old = before.pods[i] if before is not None else None
-        fields: dict = {}
-        if pod.phase == Phase.PENDING:
-            if pod.queue == Queue.UNSCHEDULABLE and shrunk:
-                fields["queue"] = Queue.ACTIVE
-        elif gate and _is_deferred(pod) and not ctx.resize_preemption_disabled[pod.node]:
-            own_change = old is not None and old.desired != pod.desired
-            others_changed = pod.node in changed_nodes and (old is None or old.assigned)
-            if pod.queue == Queue.NOT_QUEUED or (pod.queue == Queue.UNSCHEDULABLE and (own_change or others_changed)):
-                fields["queue"] = Queue.ACTIVE
-        else:
-            if pod.queue != Queue.NOT_QUEUED:
-                fields["queue"] = Queue.NOT_QUEUED
-            if pod.assumed or pod.tracking:
-                fields.update(assumed=(), tracking=False)
-            if pod.assigned and pod.nominated != NO_NODE and not ctx.has("resize-sets-nomination"):
-                fields["nominated"] = NO_NODE  # nominated-node-name guard: cleared with the condition
-        if pod.promised and not (pod.phase == Phase.RUNNING and pod.desired != pod.allocated):
-            fields["promised"] = ()  # ghost: the resize was allocated, reverted, or its pod is gone
-        if fields:
-            changes[i] = fields
-    return _set(after, changes) if changes else after
+            resized = not_(veq(old_size, new_size))
+            smaller = or_(*(n < o for n, o in zip(new_size, old_size)))
+            changed.append((i, and_(was, or_(not_(still), resized)), old.node))
+            shrunk_terms.append(and_(was, or_(not_(still), and_(still, smaller))))
+    shrunk = or_(*shrunk_terms)
+    gate = ctx.variant.gate_on
+    zero = vzero(ctx.width)
+    changes = []
+    for j, pod in enumerate(after.pods):
+        old = before.pods[j] if before is not None else None
+        pending = pod.phase == Phase.PENDING
+        candidate = and_(gate, _is_deferred(pod), not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
+        own_change = False if old is None or old is pod else not_(veq(old.desired, pod.desired))
+        others_changed = any_(and_(condition, node == pod.node) for _, condition, node in changed)
+        queue = ite(pending, ite(and_(pod.queue == Queue.UNSCHEDULABLE, shrunk), Queue.ACTIVE, pod.queue),
+                    ite(candidate,
+                        ite(or_(pod.queue == Queue.NOT_QUEUED,
+                                and_(pod.queue == Queue.UNSCHEDULABLE, or_(own_change, others_changed))),
+                            Queue.ACTIVE, pod.queue),
+                        Queue.NOT_QUEUED))
+        outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks
+        fields = dict(queue=queue, assumed=ite(outside, zero, pod.assumed), tracking=and_(not_(outside), pod.tracking),
+                      promised=ite(and_(_is_running(pod), not_(veq(pod.desired, pod.allocated))), pod.promised, zero))
+        if not ctx.has("resize-sets-nomination"):
+            # the nominated-node-name guard's nomination is cleared with the Deferred condition
+            fields["nominated"] = ite(and_(outside, assigned(pod)), NO_NODE, pod.nominated)
+        if all(_same(getattr(pod, name), value) for name, value in fields.items()):
+            continue
+        changes.append((j, True, fields))
+    return _update(after, changes) if changes else after
 
 
-NEXT: tuple[Callable[[Context, State], Iterator[tuple[Action, State]]], ...] = (
+def _same(old, new) -> bool:
+    """Concretely equal (a symbolic value is never 'the same': it is always written)."""
+    if isinstance(old, tuple):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    return isinstance(old, int) and isinstance(new, int) and old == new
+
+
+NEXT: tuple[Callable[[Context, State], Iterator[tuple[Action, object, State]]], ...] = (
     request_resize, create_pod, delete_pod, restart_scheduler,
     bind_pod, preempt_for_pod, pod_unschedulable, park_deferred_pod, preempt_for_resize, resize_unschedulable,
     flush_unschedulable_pod,
@@ -499,11 +605,22 @@ ACTOR_OF = {name: actor for names, actor in (
 ) for name in names}
 
 
-def next_steps(ctx: Context, state: State) -> Iterator[tuple[Action, State]]:
-    """Every enabled action instance and its successor, in NEXT order (deterministic)."""
+def transitions(ctx: Context, state: State) -> Iterator[tuple[Action, object, State]]:
+    """Every action instance with its guard and its successor (event handlers applied), in NEXT
+    order. On a symbolic state the guards and successors are Z3 terms."""
     for action_function in NEXT:
-        for action, after in action_function(ctx, state):
-            yield action, scheduler_observes(ctx, state, after)
+        for action, guard, after in action_function(ctx, state):
+            yield action, guard, scheduler_observes(ctx, state, after)
+
+
+def next_steps(ctx: Context, state: State) -> Iterator[tuple[Action, State]]:
+    """Every enabled action instance and its successor on a concrete state (deterministic order)."""
+    for action_function in NEXT:
+        for action, guard, after in action_function(ctx, state):
+            if guard is True:
+                yield action, scheduler_observes(ctx, state, after)
+            elif guard is not False:
+                raise TypeError(f"{action.label()}: guard is not concrete on a concrete state: {guard!r}")
 
 
 def apply_action(ctx: Context, state: State, label: str) -> State:

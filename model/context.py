@@ -90,22 +90,23 @@ def initial_state(ctx: Context) -> State:
     zero = (0,) * ctx.width
     pods = []
     for i, spec in enumerate(ctx.scenario.pods):
+        blank = dict(promised=zero, assumed=zero)
         if spec.arrival:
-            pods.append(PodState(Phase.ABSENT, NO_NODE, spec.requests, zero, zero))
+            pods.append(PodState(int(Phase.ABSENT), NO_NODE, spec.requests, zero, zero, **blank))
             continue
         if spec.node is None:
             nominated = ctx.node_names.index(spec.nominated_node) if spec.nominated_node else NO_NODE
-            pods.append(PodState(Phase.PENDING, NO_NODE, spec.requests, zero, zero, queue=Queue.ACTIVE,
-                                 nominated=nominated))
+            pods.append(PodState(int(Phase.PENDING), NO_NODE, spec.requests, zero, zero, queue=int(Queue.ACTIVE),
+                                 nominated=nominated, **blank))
             continue
         node = ctx.node_names.index(spec.node)
         allocated = spec.allocated if spec.allocated is not None else spec.requests
         actual = spec.actual if spec.actual is not None else allocated
         resize = {"Deferred": ResizeReason.DEFERRED, "Infeasible": ResizeReason.INFEASIBLE}.get(
             spec.resize, ResizeReason.NONE)
-        pods.append(PodState(Phase.RUNNING, node, spec.requests, allocated, actual, resize=resize,
-                             in_progress=allocated != actual))
-    state = State(pods=tuple(pods), retry_due=(False,) * len(ctx.node_names))
+        pods.append(PodState(int(Phase.RUNNING), node, spec.requests, allocated, actual, resize=int(resize),
+                             in_progress=allocated != actual, **blank))
+    state = State(pods=tuple(pods), retry_due=(False,) * len(ctx.node_names), env_used=(False,) * len(ctx.events))
     from model.actions import scheduler_observes  # the informer's start-up AddPod pass
 
     return scheduler_observes(ctx, None, state)

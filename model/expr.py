@@ -34,6 +34,14 @@ __all__ = [
     "vpos",
     "vsum",
     "vzero",
+    "pick",
+    "any_",
+    "all_",
+    "nonzero",
+    "vsum_where",
+    "lex_less",
+    "is_false",
+    "implies",
 ]
 
 _CONCRETE = (int, bool)
@@ -44,8 +52,8 @@ def _add(x, y):
 
 
 def is_concrete(*values: Any) -> bool:
-    """True when every value is a plain Python int/bool (not a Z3 term)."""
-    return all(type(v) in (int, bool) for v in values)
+    """True when every value is a plain Python int/bool/IntEnum (not a Z3 term)."""
+    return all(isinstance(v, int) for v in values)
 
 
 def _z3():
@@ -164,3 +172,63 @@ def vsum(vectors: Iterable[Sequence], width: int) -> tuple:
     for vector in vectors:
         total = vadd(total, vector)
     return total
+
+
+def is_false(term: Any) -> bool:
+    """True only for a concrete ``False``: lets the explicit engine skip work a guard rules out."""
+    return term is False
+
+
+def any_(terms: Iterable) -> Any:
+    return or_(*terms)
+
+
+def all_(terms: Iterable) -> Any:
+    return and_(*terms)
+
+
+_NO_DEFAULT = object()
+
+
+def pick(values: Sequence, index: Any, default: Any = _NO_DEFAULT) -> Any:
+    """``values[index]`` for a static sequence and an index that is a state value (an int or a Z3
+    term). A concrete index out of range gives ``default`` (or raises IndexError without one);
+    out-of-range symbolic indices read the last element: callers guard them."""
+    if isinstance(index, int):
+        if not 0 <= index < len(values):
+            if default is _NO_DEFAULT:
+                raise IndexError(f"index {index} out of range 0..{len(values) - 1}")
+            return default
+        return values[index]
+    result = values[-1]
+    for i in range(len(values) - 2, -1, -1):
+        result = ite(index == i, values[i], result)
+    return result
+
+
+def nonzero(vector: Sequence) -> Any:
+    """Some entry is positive (used for optional vectors that are all zero when absent)."""
+    return or_(*(x > 0 for x in vector))
+
+
+def vsum_where(pairs: Iterable, width: int) -> tuple:
+    """Sum of the vectors whose condition holds: ``Σ ite(condition, vector, 0)``."""
+    total = vzero(width)
+    zero = total
+    for condition, vector in pairs:
+        if condition is False:
+            continue
+        total = vadd(total, vector if condition is True else ite(condition, tuple(vector), zero))
+    return total
+
+
+def lex_less(a: Sequence, b: Sequence) -> Any:
+    """``a < b`` lexicographically (equal tuples are not less)."""
+    result: Any = False
+    for x, y in reversed(list(zip(a, b))):
+        result = or_(x < y, and_(x == y, result))
+    return result
+
+
+def implies(premise: Any, conclusion: Any) -> Any:
+    return or_(not_(premise), conclusion)

@@ -29,7 +29,7 @@ def lifecycle_status(pod: PodState) -> str:
     if pod.resize == ResizeReason.INFEASIBLE:
         return "Infeasible"
     if pod.resize == ResizeReason.DEFERRED:
-        return "Preempting" if pod.promised else "Deferred"
+        return "Preempting" if any(pod.promised) else "Deferred"
     if not pod.observed:
         return "ResizeRequested"
     if pod.in_progress:

@@ -9,6 +9,9 @@
 * Among candidate nodes (pending pods only) pick the one with the lowest highest-victim
   priority, then the smallest sum of victim priorities, then the fewest victims, then the first.
 
+Written with ``model/expr.py`` helpers: the victim set is a map from pod index to a condition
+(a bool, or a Z3 term when the state is symbolic), built by the same greedy fold either way.
+
 Left out: PodDisruptionBudgets (no PDBs in the scenarios, so the PDB-violation tie-breaks are
 all equal), workload-aware preemption, extenders, the candidate sampling percentage (the model's
 clusters are small enough that every node is a candidate). Start time is approximated by
@@ -20,43 +23,71 @@ from __future__ import annotations
 from typing import Callable
 
 from model.context import Context
+from model.expr import and_, is_false, ite, lex_less, max2, not_, or_
 from model.state import State
-from model.views import pods_on_node
+from model.views import on_node
 
-__all__ = ["potential_victims", "select_victims", "pick_node"]
+__all__ = ["potential_victims", "select_victims", "victim_key", "chosen_node"]
+
+LOWEST = -(2**31)
 
 
-def potential_victims(ctx: Context, state: State, claimant: int, node: int) -> list[int]:
+def potential_victims(ctx: Context, state: State, claimant: int, node) -> dict:
+    """Pod index -> condition that the pod is on ``node`` with a strictly lower priority."""
     priority = ctx.priorities[claimant]
-    lower = (lambda p: p <= priority) if ctx.has("equal-priority-victims") else (lambda p: p < priority)
-    return [i for i in pods_on_node(ctx, state, node) if i != claimant and lower(ctx.priorities[i])]
+    equal_too = ctx.has("equal-priority-victims")
+    result = {}
+    for i, pod in enumerate(state.pods):
+        if i == claimant or not (ctx.priorities[i] < priority or (equal_too and ctx.priorities[i] == priority)):
+            continue
+        present = on_node(pod, node)
+        if not is_false(present):
+            result[i] = present
+    return result
 
 
-def select_victims(ctx: Context, state: State, claimant: int, node: int,
-                   fits: Callable[[frozenset], bool]) -> tuple[int, ...] | None:
-    """The victims on ``node`` for ``claimant``, or None if the node is no candidate.
-
-    ``fits(removed)`` is the claimant's fit check with the pods in ``removed`` taken off the node.
-    """
-    candidates = potential_victims(ctx, state, claimant, node)
-    if not candidates:
-        return None  # "No preemption victims found for incoming pod" (UnschedulableAndUnresolvable)
-    removed = frozenset(candidates)
-    if not fits(removed):
-        return None
+def select_victims(ctx: Context, state: State, claimant: int, node, fits: Callable[[dict], object]):
+    """(candidate, victims): whether ``node`` is a candidate for ``claimant``, and for each pod
+    index the condition that it is a victim. ``fits(removed)`` is the claimant's fit check with
+    the pods of ``removed`` (index -> condition) taken off the node."""
+    potential = potential_victims(ctx, state, claimant, node)
+    if not potential:
+        return False, {}  # "No preemption victims found for incoming pod" (UnschedulableAndUnresolvable)
+    removed = dict(potential)
+    feasible = and_(or_(*potential.values()), fits(removed))
+    if is_false(feasible):
+        return False, {}
     if not ctx.has("no-reprieve"):
-        for victim in sorted(candidates, key=lambda i: (-ctx.priorities[i], i)):
-            if fits(removed - {victim}):
-                removed = removed - {victim}
-    return tuple(sorted(removed))
+        for victim in sorted(potential, key=lambda i: (-ctx.priorities[i], i)):
+            if is_false(removed[victim]):
+                continue
+            trial = dict(removed)
+            trial[victim] = False
+            removed[victim] = and_(removed[victim], not_(fits(trial)))
+    return feasible, removed
 
 
-def pick_node(ctx: Context, options: dict[int, tuple[int, ...]]) -> int:
-    """pickOneNodeForPreemption without PDBs and start times (reference §3.3 'Node choice')."""
+def victim_key(ctx: Context, victims: dict) -> tuple:
+    """(highest victim priority, sum of victim priorities, number of victims)."""
+    highest, total, count = LOWEST, 0, 0
+    for i, condition in victims.items():
+        if is_false(condition):
+            continue
+        priority = ctx.priorities[i]
+        highest = ite(condition, max2(highest, priority), highest)
+        total = total + ite(condition, priority, 0)
+        count = count + ite(condition, 1, 0)
+    return highest, total, count
 
-    def key(node: int):
-        victims = options[node]
-        priorities = [ctx.priorities[v] for v in victims]
-        return (max(priorities, default=-(2**31)), sum(priorities), len(victims), node)
 
-    return min(options, key=key)
+def chosen_node(ctx: Context, options: dict, node: int):
+    """Condition that pickOneNodeForPreemption picks ``node`` among ``options`` (node -> (candidate,
+    victims)), without PDBs and start times (reference §3.3 'Node choice')."""
+    candidate, victims = options[node]
+    key = victim_key(ctx, victims) + (node,)
+    conditions = [candidate]
+    for other, (other_candidate, other_victims) in options.items():
+        if other == node or is_false(other_candidate):
+            continue
+        conditions.append(or_(not_(other_candidate), lex_less(key, victim_key(ctx, other_victims) + (other,))))
+    return and_(*conditions)

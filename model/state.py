@@ -41,26 +41,19 @@ class PodState:
     queue: int = Queue.NOT_QUEUED  # scheduler memory: activeQ/backoffQ vs unschedulable pool
     nominated: int = NO_NODE  # status.nominatedNodeName
     preempted_by: int = NO_POD  # DisruptionTarget condition: evicted by preemption for this pod
-    promised: tuple = ()  # ghost: the resize size the scheduler evicted victims for
-    assumed: tuple = ()  # scheduler memory (reservation=assume): the resize size held in the cache
+    promised: tuple = ()  # ghost: the resize size the scheduler evicted victims for (all zero: none)
+    assumed: tuple = ()  # scheduler memory (reservation=assume): the size held in the cache (all zero: none)
     tracking: bool = False  # scheduler memory (in-memory guard): victims in flight are tracked
-
-    @property
-    def assigned(self) -> bool:
-        """Bound, running or terminating: counted on its node by scheduler and kubelet."""
-        return Phase.BOUND <= self.phase <= Phase.TERMINATING
-
-    @property
-    def admitted(self) -> bool:
-        """Admitted by the kubelet and still holding its allocation."""
-        return self.phase == Phase.RUNNING or self.phase == Phase.TERMINATING
 
 
 @dataclass(frozen=True, slots=True)
 class State:
+    """The whole cluster. Fields hold plain ints, bools and tuples for the explicit engine, or Z3
+    terms for the symbolic engine; the model's functions treat both alike (``model/expr.py``)."""
+
     pods: tuple  # tuple[PodState, ...] in scenario order
     retry_due: tuple  # per node: a pod was removed, so the kubelet owes a retry pass (pods_removed)
-    env_used: int = 0  # bit i set: environment event i of the scenario's menu has happened
+    env_used: tuple = ()  # per entry of the scenario's environment menu: it has happened
     env_events: int = 0  # environment events used so far (bounded by maxEvents)
 
 
@@ -84,7 +77,7 @@ def type_ok(state: State, pod_count: int, node_count: int, width: int) -> bool:
         for vector in (pod.desired, pod.allocated, pod.actual):
             if len(vector) != width or any(v < 0 for v in vector):
                 return False
-        if pod.promised and len(pod.promised) != width or pod.assumed and len(pod.assumed) != width:
+        if len(pod.promised) != width or len(pod.assumed) != width:
             return False
         if (pod.phase >= Phase.BOUND) != (pod.node != NO_NODE) and pod.phase != Phase.GONE and pod.phase != Phase.REJECTED:
             return False
