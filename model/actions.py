@@ -549,14 +549,19 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
             old_size, new_size = scheduler_footprint(ctx, old), scheduler_footprint(ctx, new)
             resized = not_(veq(old_size, new_size))
             smaller = or_(*(n < o for n, o in zip(new_size, old_size)))
-            changed.append((i, and_(was, or_(not_(still), resized)), old.node))
+            condition = and_(was, or_(not_(still), resized))
+            if not is_false(condition):
+                changed.append((i, condition, old.node))
             shrunk_terms.append(and_(was, or_(not_(still), and_(still, smaller))))
     shrunk = or_(*shrunk_terms)
     gate = ctx.variant.gate_on
     zero = vzero(ctx.width)
     changes = []
+    quiet = is_false(shrunk)
     for j, pod in enumerate(after.pods):
         old = before.pods[j] if before is not None else None
+        if old is pod and quiet and all(is_false(node == pod.node) for _, _, node in changed):
+            continue  # an unchanged pod without events: the handlers already left it at a fixed point
         pending = pod.phase == Phase.PENDING
         candidate = and_(gate, _is_deferred(pod), not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
         own_change = False if old is None or old is pod else not_(veq(old.desired, pod.desired))
