@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from spec.fairness import DEFAULT_FAIRNESS, FAIRNESS_GROUPS
 from spec.manifest import load_manifest
 from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
 from spec.scenarios import Scenario, ScenarioError, default_scenarios, load_scenario
@@ -77,8 +78,10 @@ def command_list(options) -> int:
         document = {
             "scenarios": [{"name": s.name, "description": s.description, "file": s.source} for s in scenarios],
             "variants": [{"name": v.name, "description": v.description, **v.options()} for v in VARIANTS],
-            "properties": [{"name": p.name, "kind": p.kind, "scope": p.scope, "meaning": p.meaning, "ref": p.ref}
-                           for p in PROPERTIES],
+            "properties": [{"name": p.name, "kind": p.kind, "scope": p.scope, "meaning": p.meaning, "ref": p.ref,
+                            "fairness": list(p.fairness)} for p in PROPERTIES],
+            "fairness": [{"name": g.name, "actions": list(g.actions), "mechanism": g.mechanism, "ref": g.ref}
+                         for g in FAIRNESS_GROUPS],
             "mutants": [{"name": m.name, "breaks": m.breaks, "property": m.property, "variant": m.variant,
                          "scenario": m.scenario} for m in MUTANTS],
         }
@@ -106,6 +109,12 @@ def command_list(options) -> int:
     for p in PROPERTIES:
         table.add_row(p.name, p.kind + (" (step)" if p.scope == "step" else ""), p.meaning, p.ref)
     console.print(table)
+    table = Table(title="Fairness groups (assumed weakly fair by the eventually-properties unless --fairness says otherwise)")
+    for column in ("group", "actions", "mechanism"):
+        table.add_column(column)
+    for group in FAIRNESS_GROUPS:
+        table.add_row(group.name, ", ".join(group.actions), group.mechanism)
+    console.print(table)
     table = Table(title="Mutants (deliberately broken models the checks must catch)")
     for column in ("name", "breaks", "must violate", "where"):
         table.add_column(column)
@@ -116,16 +125,20 @@ def command_list(options) -> int:
 
 
 def run_checks(scenarios, variants, properties, *, mutants=(), max_states=None, timeout=None, symmetry=True,
-               progress=None):
-    """Check every scenario x variant; yields (ctx, [CheckResult]) with expectations filled in."""
+               progress=None, fairness=None):
+    """Check every scenario x variant; yields (ctx, [CheckResult]) with expectations filled in.
+
+    The manifest's expectations assume the shipped scenarios, no mutant and each property's own
+    fairness: any other run has no expectation (``expected`` is None)."""
     manifest = load_manifest([s.name for s in default_scenarios()])
     shipped = {s.name: s for s in default_scenarios()}
     for scenario in scenarios:
-        in_manifest = shipped.get(scenario.name) == scenario and not mutants
+        in_manifest = shipped.get(scenario.name) == scenario and not mutants and fairness is None
         for variant in variants:
             ctx = Context.build(scenario, variant, mutants)
             representative = make_representative(ctx) if symmetry else None
-            results = check_explicit(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative)
+            results = check_explicit(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative,
+                                     fairness=fairness)
             for result in results:
                 expectation = manifest.expected(scenario.name, variant.name, result.property) if in_manifest else None
                 if expectation is not None:
@@ -166,8 +179,6 @@ def _matrix_tables(console, outcome, properties):
         for name in variants:
             table.add_column(name, justify="center")
         for prop in properties:
-            if prop.kind == EVENTUALLY:
-                continue
             cells = []
             for ctx, results in rows:
                 result = next(r for r in results if r.property == prop.name)
@@ -177,7 +188,8 @@ def _matrix_tables(console, outcome, properties):
                 if not result.matches:
                     cell = f"[bold red]{cell} (expected {result.expected})[/]"
                 cells.append(cell)
-            table.add_row(prop.name + (" (sometimes)" if prop.kind == SOMETIMES else ""), *cells)
+            suffix = {SOMETIMES: " (sometimes)", EVENTUALLY: " (eventually)"}.get(prop.kind, "")
+            table.add_row(prop.name + suffix, *cells)
         states = [str(results[0].states) for _, results in rows]
         table.add_row("[dim]distinct states[/]", *(f"[dim]{s}[/]" for s in states))
         console.print(table)
@@ -188,6 +200,7 @@ def command_check(options) -> int:
     variants = _select(options.variant, {v.name: v for v in VARIANTS}, "variant")
     properties = _select(options.property, {p.name: p for p in PROPERTIES}, "property")
     mutants = _select(options.mutant, {m.name: m for m in MUTANTS}, "mutant") if options.mutant else []
+    fairness = _fairness(options.fairness)
     if options.engine != "explicit":
         raise UsageError(f"engine {options.engine!r} is not available yet (available: explicit)")
     started = time.perf_counter()
@@ -201,7 +214,8 @@ def command_check(options) -> int:
         task = bar.add_task("check", total=jobs)
         for item in run_checks(scenarios, variants, properties, mutants=[m.name for m in mutants],
                                max_states=options.max_states, timeout=options.timeout,
-                               symmetry=not options.no_symmetry, progress=lambda: bar.advance(task)):
+                               symmetry=not options.no_symmetry, progress=lambda: bar.advance(task),
+                               fairness=fairness):
             outcome.append(item)
     results = [r for _, rs in outcome for r in rs]
     differs = [r for r in results if r.expected is not None and r.verdict != r.expected and r.verdict != INCONCLUSIVE]
@@ -213,30 +227,44 @@ def command_check(options) -> int:
         console = _console(sys.stdout)
         _matrix_tables(console, outcome, properties)
         contexts = {(ctx.scenario.name, ctx.variant.name): ctx for ctx, _ in outcome}
-        shown = differs if not options.traces else [r for r in results if r.trace is not None and r.kind == ALWAYS]
+        shown = differs if not options.traces else [r for r in results if r.trace is not None and r.kind != SOMETIMES]
         for result in shown:
             ctx = contexts[(result.scenario, result.variant)]
             headline = f"{result.property} {result.verdict} in {result.scenario} under {result.variant}"
             if result.expected is not None and result.verdict != result.expected:
                 headline += f" (expected {result.expected})"
             console.print(f"\n[bold]{headline}[/]")
+            if result.fairness:
+                console.print(f"fairness assumed: {', '.join(result.fairness) or 'none'}", markup=False)
             if result.reason:
-                console.print(f"why: {result.reason}  [{result.ref}]")
+                console.print(f"why: {result.reason}  [{result.ref}]", markup=False)
             if result.trace is not None:
                 console.print(format_trace(ctx, result.trace), markup=False)
-        matched = sum(1 for r in results if r.verdict != NOT_CHECKED and r.matches)
-        checked = sum(1 for r in results if r.verdict != NOT_CHECKED)
-        not_checked = len(results) - checked
+        matched = sum(1 for r in results if r.matches)
+        expectation = "as expected" if any(r.expected is not None for r in results) else "without expectation"
         console.print(
-            f"\n{checked} checks on {len(scenarios)} scenarios × {len(variants)} variants: {matched} as expected, "
-            f"{len(differs)} differ, {len(inconclusive)} inconclusive; {not_checked} liveness checks not run yet "
-            f"(issue 3). {time.perf_counter() - started:.1f} s"
+            f"\n{len(results)} checks on {len(scenarios)} scenarios × {len(variants)} variants: {matched} {expectation}, "
+            f"{len(differs)} differ, {len(inconclusive)} inconclusive. {time.perf_counter() - started:.1f} s"
         )
     if differs:
         return EXIT_DIFFERS
     if inconclusive:
         return EXIT_INCONCLUSIVE
     return EXIT_OK
+
+
+def _fairness(values):
+    """``--fairness a,b --fairness c`` -> ("a", "b", "c"); ``none`` -> (); absent -> None (defaults)."""
+    if not values:
+        return None
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    if names == ["none"]:
+        return ()
+    known = [group.name for group in FAIRNESS_GROUPS]
+    for name in names:
+        if name not in known:
+            raise UsageError(f"unknown fairness group {name!r} (known: {', '.join(known)}, or none)")
+    return tuple(names)
 
 
 def command_replay(options) -> int:
@@ -266,7 +294,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--engine", default="explicit", help="explicit (default)")
     check.add_argument("--max-states", type=int, metavar="N", help="state budget (verdicts become inconclusive)")
     check.add_argument("--timeout", type=float, metavar="S", help="time budget per scenario and variant, seconds")
-    check.add_argument("--no-symmetry", action="store_true", help="explore without symmetry reduction")
+    check.add_argument("--no-symmetry", action="store_true", help="explore without symmetry reduction "
+                       "(never applied when eventually-properties are checked)")
+    check.add_argument("--fairness", action="append", metavar="GROUP[,GROUP]",
+                       help="the action groups assumed weakly fair for eventually-properties (default: "
+                            + ",".join(DEFAULT_FAIRNESS) + "; 'none' for none); the run then has no expectation")
     check.add_argument("--traces", action="store_true", help="print the trace of every violation, expected or not")
     check.add_argument("--json", action="store_true", help="print one JSON record per check on stdout")
     again = sub.add_parser("replay", help="replay action labels and print the trace")

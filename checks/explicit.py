@@ -187,13 +187,26 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
 
 def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, *, scenario_name: str = "",
                    max_states: int | None = None, timeout: float | None = None, symmetry: Callable | None = None,
-                   progress: Callable | None = None) -> list[CheckResult]:
-    """One ``CheckResult`` per property, from one exploration."""
+                   progress: Callable | None = None, fairness=None) -> list[CheckResult]:
+    """One ``CheckResult`` per property, from one exploration.
+
+    ``eventually`` properties are judged by the liveness checker on the state graph; when any is
+    selected the graph is kept and symmetry reduction is not applied (the premises and goals name
+    pods individually). ``fairness`` overrides the fairness groups each property assumes.
+    """
+    from checks.liveness import check_liveness
+
     properties = list(properties)
+    liveness = [p for p in properties if p.kind == EVENTUALLY]
     exploration = explore(kep_system(ctx, properties), max_states=max_states, timeout=timeout,
-                          symmetry=symmetry, progress=progress)
+                          symmetry=None if liveness else symmetry, progress=progress, keep_graph=bool(liveness))
+    judged = {r.property: r for r in check_liveness(ctx, exploration, liveness, fairness=fairness,
+                                                    scenario_name=scenario_name)} if liveness else {}
     results = []
     for spec in properties:
+        if spec.name in judged:
+            results.append(judged[spec.name])
+            continue
         record = CheckResult(
             scenario=scenario_name or ctx.scenario.name, variant=ctx.variant.name, property=spec.name,
             kind=spec.kind, engine="explicit", verdict=NOT_CHECKED, states=exploration.states,
@@ -201,9 +214,7 @@ def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES
             ref=spec.ref, mutants=tuple(sorted(ctx.mutants)),
         )
         trace = exploration.found.get(spec.name)
-        if spec.kind == EVENTUALLY:
-            record.reason = "liveness is checked by the liveness engine (not yet available)"
-        elif spec.kind == ALWAYS:
+        if spec.kind == ALWAYS:
             if trace is not None:
                 record.verdict, record.trace = VIOLATED, trace
             elif exploration.complete:

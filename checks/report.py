@@ -106,7 +106,7 @@ def trace_rows(ctx: Context, trace: Trace) -> list[dict]:
                 changes += describe_pod_changes(ctx, i, old, new)
             for node in ctx.node_range:
                 if previous.retry_due[node] != state.retry_due[node] and state.retry_due[node]:
-                    changes.append(f"kubelet on {ctx.node_names[node]}: retry of pending resizes due (pods_removed)")
+                    changes.append(f"kubelet on {ctx.node_names[node]}: a retry of pending resizes is due")
             actor = ACTOR_OF.get(label.split("(")[0], "")
         rows.append({"step": number, "actor": actor, "action": label or "initial state", "changes": changes,
                      "free": free_capacity(ctx, state), "loop": trace.loop == number})
@@ -118,12 +118,18 @@ def format_trace(ctx: Context, trace: Trace) -> str:
     """Plain text for terminals."""
     lines = []
     for row in trace_rows(ctx, trace):
-        marker = "  ← loop starts here" if row["loop"] else ""
+        marker = "  ← the loop starts from this state" if row["loop"] else ""
         head = f"{row['step']:>3}. {row['action']}" + (f"  [{row['actor']}]" if row["actor"] else "") + marker
         lines.append(head)
         for change in row["changes"] or ["(no visible change)"]:
             lines.append(f"       {change}")
         lines.append(f"       free: {row['free']}")
+    if trace.loop is not None:
+        last = len(trace.steps) - 1
+        if last == trace.loop:
+            lines.append(f"  ⟲ stays in the state of step {trace.loop} forever")
+        else:
+            lines.append(f"  ⟲ step {last} is back in the state of step {trace.loop}: steps {trace.loop + 1}-{last} repeat forever")
     lines.append(replay_line(ctx, trace))
     return "\n".join(lines)
 

@@ -49,6 +49,7 @@ class CheckResult:
     reason: str = ""  # why inconclusive / not checked; the manifest's reason for an expected violation
     ref: str = ""
     mutants: tuple = ()
+    fairness: tuple = ()  # eventually: the fairness groups assumed
 
     @property
     def matches(self) -> bool:

@@ -388,6 +388,8 @@ def flush_unschedulable_pod(ctx: Context, state: State):
     the active queue (5 minutes; reference §3.1, §7.4 P-8)."""
     for i, pod in enumerate(state.pods):
         guard = pod.queue == Queue.UNSCHEDULABLE
+        if ctx.has("scheduler-never-requeues-deferred"):
+            guard = and_(guard, not_(_is_deferred(pod)))
         if is_false(guard):
             continue
         yield Action("FlushUnschedulablePod", (("pod", ctx.names[i]),)), guard, _set(state, i, queue=Queue.ACTIVE)
@@ -491,6 +493,8 @@ def retry_pending_resizes(ctx: Context, state: State):
 
 def periodic_retry_pending_resizes(ctx: Context, state: State):
     """The kubelet's periodic retry (3 minutes after the last pass; reference §2.3, §7.4 P-8)."""
+    if ctx.has("kubelet-never-retries-after-removal"):
+        return
     for node in ctx.node_range:
         guard = any_(and_(_is_deferred(pod), pod.node == node) for pod in state.pods)
         if is_false(guard):
@@ -517,7 +521,9 @@ def finish_termination(ctx: Context, state: State):
         guard = pod.phase == Phase.TERMINATING
         if is_false(guard):
             continue
-        after = _mark_retry_due(_set(state, i, phase=Phase.GONE), pod.node)
+        after = _set(state, i, phase=Phase.GONE)
+        if not ctx.has("kubelet-never-retries-after-removal"):
+            after = _mark_retry_due(after, pod.node)
         yield Action("FinishTermination", (("pod", ctx.names[i]),)), guard, after
 
 
@@ -569,7 +575,8 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
         queue = ite(pending, ite(and_(pod.queue == Queue.UNSCHEDULABLE, shrunk), Queue.ACTIVE, pod.queue),
                     ite(candidate,
                         ite(or_(pod.queue == Queue.NOT_QUEUED,
-                                and_(pod.queue == Queue.UNSCHEDULABLE, or_(own_change, others_changed))),
+                                and_(pod.queue == Queue.UNSCHEDULABLE, or_(own_change, others_changed),
+                                     not ctx.has("scheduler-never-requeues-deferred"))),
                             Queue.ACTIVE, pod.queue),
                         Queue.NOT_QUEUED))
         outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks

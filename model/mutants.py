@@ -21,7 +21,7 @@ class Mutant:
     property: str
     variant: str
     scenario: str
-    shortest: int  # length of the explicit engine's shortest counterexample
+    shortest: int  # length of the explicit engine's counterexample (for a lasso: prefix and loop)
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -43,6 +43,10 @@ MUTANTS: tuple[Mutant, ...] = (
            "ConditionsTruthful", "alpha-1.37", "deferred-upsize-one-victim", 1),
     Mutant("guard-ignores-terminating-victims", "the double-preemption guard does not wait for victims "
            "still terminating", "NoDoublePreemption", "dp-node-name", "resize-superseded", 3),
+    Mutant("scheduler-never-requeues-deferred", "a Deferred pod in the unschedulable pool is never requeued "
+           "(no queueing hint, no flush)", "DeferredResizeResolved", "alpha-1.37", "later-competing-resize", 7),
+    Mutant("kubelet-never-retries-after-removal", "the kubelet does not retry pending resizes when a victim "
+           "terminates, nor periodically", "DeferredResizeResolved", "alpha-1.37", "deferred-upsize-one-victim", 4),
     Mutant("aligned-counts-desired", "the kubelet-aligned accounting still counts other pods' desired sizes",
            "NoExcessVictims", "kubelet-aligned", "additional-preemption", 1),
 )

@@ -4,11 +4,16 @@ State-scope predicates take ``(ctx, state)``; step-scope predicates take ``(ctx,
 after)`` and judge the decision the action took. For ``always`` properties a true value means the
 property holds there; for ``sometimes`` properties it means this state/step is a witness.
 Like the actions, every predicate is written with ``model/expr.py`` helpers, so it evaluates to a
-bool on concrete states and to a Z3 term on symbolic ones. ``eventually`` properties are judged
-by the liveness engine (issue 3) on the state graph and have no predicate here yet.
+bool on concrete states and to a Z3 term on symbolic ones. ``eventually`` properties are given
+as a premise and a goal per pod (``Response``: premise ~> goal) or as a kind of step that must
+stop (``EventuallyNever``), in ``LIVENESS``; ``checks/liveness.py`` judges them on the state graph
+under the fairness the catalog states.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 from spec.properties import ALWAYS, PROPERTIES, SOMETIMES
 from spec.vocabulary import Phase, ResizeReason
@@ -22,7 +27,8 @@ from model.expr import (
 from model.state import NO_NODE, NO_POD, PodState, State
 from model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
 
-__all__ = ["PREDICATES", "predicate_for", "scheduler_grants", "kubelet_grants", "new_victims"]
+__all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "predicate_for", "scheduler_grants",
+           "kubelet_grants", "new_victims"]
 
 
 # --- always ----------------------------------------------------------------------------------------
@@ -238,3 +244,78 @@ PREDICATES = {
 
 def predicate_for(name: str):
     return PREDICATES[name]
+
+
+# --- eventually (liveness): premise and goal per pod ------------------------------------------------
+
+@dataclass(frozen=True)
+class Response:
+    """``premise(pod) ~> goal(pod)`` for every pod: whenever the premise holds, the goal holds then
+    or later (TLA+ ``P ~> Q``). Both take ``(ctx, state, pod index)``."""
+
+    premise: Callable
+    goal: Callable
+
+
+@dataclass(frozen=True)
+class EventuallyNever:
+    """``<>[] ~step``: from some point on, no step is an instance of ``step(ctx, before, after)``."""
+
+    step: Callable
+
+
+def _resize_outstanding(ctx: Context, state: State, index: int):
+    pod = state.pods[index]
+    return and_(pod.phase == Phase.RUNNING, not_(veq(pod.desired, pod.allocated)))
+
+
+def _deferred(ctx: Context, state: State, index: int):
+    pod = state.pods[index]
+    return and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
+
+
+def _lower_priority_could_make_room(ctx: Context, state: State, index: int):
+    """The kubelet would admit the resize if every strictly-lower-priority pod on the node were gone."""
+    pod = state.pods[index]
+    own = kubelet_resizing_pod_requests(pod.desired, pod.allocated, pod.actual, ctx.variant.kubelet_measure)
+    others = vsum_where(((and_(other.node == pod.node, admitted(other)), kubelet_footprint(other))
+                         for j, other in enumerate(state.pods)
+                         if j != index and ctx.priorities[j] >= ctx.priorities[index]), ctx.width)
+    return vle(vadd(own, others), allocatable_of(ctx, pod.node))
+
+
+def _could_be_placed(ctx: Context, state: State, index: int):
+    """A pending pod fits some node now, or (if it may preempt) once every strictly-lower-priority
+    pod there is gone (scheduler view)."""
+    pod = state.pods[index]
+    options = []
+    for node in ctx.node_range:
+        options.append(fits_new_pod(ctx, state, index, node))
+        if not ctx.never_preempts[index]:
+            removed = {j: True for j in ctx.pod_range if ctx.priorities[j] < ctx.priorities[index]}
+            options.append(fits_new_pod(ctx, state, index, node, removed))
+    return or_(*options)
+
+
+def _pending_and_placeable(ctx: Context, state: State, index: int):
+    return and_(state.pods[index].phase == Phase.PENDING, _could_be_placed(ctx, state, index))
+
+
+def _not_pending_or_unplaceable(ctx: Context, state: State, index: int):
+    return not_(_pending_and_placeable(ctx, state, index))
+
+
+def _eviction(ctx: Context, before: State, after: State):
+    return or_(*new_victims(before, after).values())
+
+
+LIVENESS = {
+    "DeferredResizeResolved": Response(
+        premise=lambda ctx, state, i: and_(_deferred(ctx, state, i), _lower_priority_could_make_room(ctx, state, i)),
+        goal=lambda ctx, state, i: not_(_resize_outstanding(ctx, state, i))),
+    "EveryDeferredResizeResolved": Response(
+        premise=_deferred,
+        goal=lambda ctx, state, i: not_(_resize_outstanding(ctx, state, i))),
+    "NoPreemptionLivelock": EventuallyNever(step=_eviction),
+    "PendingPodResolved": Response(premise=_pending_and_placeable, goal=_not_pending_or_unplaceable),
+}

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spec.fairness import DEFAULT_FAIRNESS
+
 __all__ = ["ALWAYS", "SOMETIMES", "EVENTUALLY", "PropertySpec", "PROPERTIES", "property_by_name"]
 
 ALWAYS = "always"
@@ -28,6 +30,7 @@ class PropertySpec:
     ref: str
     scope: str = "state"  # "state" or "step"
     witnesses: tuple[str, ...] = ()  # for always: the sometimes properties that show its premise is reachable
+    fairness: tuple[str, ...] = ()  # for eventually: the fairness groups (spec/fairness.py) assumed
 
 
 PROPERTIES: tuple[PropertySpec, ...] = (
@@ -102,13 +105,20 @@ PROPERTIES: tuple[PropertySpec, ...] = (
     PropertySpec("PendingPodBoundBesideDeferredResize", SOMETIMES,
                  "the scheduler binds a pod to a node that holds a Deferred resize", "reference §4.7, #135107",
                  scope="step"),
-    # --- eventually (liveness; issue 3) ---------------------------------------------------------
+    # --- eventually (liveness under the stated fairness) -------------------------------------------
     PropertySpec("DeferredResizeResolved", EVENTUALLY,
                  "a Deferred resize that enough strictly-lower-priority victims could make room for is eventually "
-                 "allocated, reverted, or its pod is gone", "KEP-5836 §Motivation; reference §6"),
-    PropertySpec("NoPreemptionLivelock", EVENTUALLY, "evictions eventually stop", "reference §6"),
+                 "allocated, reverted, or its pod is gone", "KEP-5836 §Motivation, §Goals; reference §6",
+                 fairness=DEFAULT_FAIRNESS),
+    PropertySpec("EveryDeferredResizeResolved", EVENTUALLY,
+                 "every Deferred resize is eventually allocated, reverted, or its pod is gone (no premise: shows "
+                 "where a resize stays Deferred by design)", "reference §6 'Eventual resolution is not guaranteed'",
+                 fairness=DEFAULT_FAIRNESS),
+    PropertySpec("NoPreemptionLivelock", EVENTUALLY, "evictions eventually stop", "reference §6",
+                 fairness=DEFAULT_FAIRNESS),
     PropertySpec("PendingPodResolved", EVENTUALLY,
-                 "a pending pod is eventually bound or stays unschedulable for lack of victims", "reference §3"),
+                 "a pending pod is eventually bound or stays unschedulable for lack of victims", "reference §3",
+                 fairness=DEFAULT_FAIRNESS),
 )
 
 

@@ -7,14 +7,28 @@ import pytest
 from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, property_by_name
 from spec.variants import DECISIONS, VARIANTS
 from model.mutants import MUTANTS
-from model.properties import PREDICATES
+from model.properties import LIVENESS, PREDICATES
 
 from conftest import SCENARIOS, results
 
 
 def test_names_match_in_both_directions():
-    checked = {p.name for p in PROPERTIES if p.kind != EVENTUALLY}
-    assert set(PREDICATES) == checked
+    assert set(PREDICATES) == {p.name for p in PROPERTIES if p.kind != EVENTUALLY}
+    assert set(LIVENESS) == {p.name for p in PROPERTIES if p.kind == EVENTUALLY}
+
+
+def test_eventually_properties_state_their_fairness():
+    from spec.fairness import FAIRNESS_GROUPS
+
+    known = {group.name for group in FAIRNESS_GROUPS}
+    for spec in PROPERTIES:
+        if spec.kind == EVENTUALLY:
+            assert spec.fairness and set(spec.fairness) <= known, spec.name
+    fair_actions = {a for group in FAIRNESS_GROUPS for a in group.actions}
+    from model.actions import ACTOR_OF
+
+    # every scheduler and kubelet action is in some fairness group; no user action is
+    assert fair_actions == {name for name, actor in ACTOR_OF.items() if actor != "user"}
 
 
 def test_every_always_has_a_sometimes_witness_in_the_catalog():
@@ -33,10 +47,11 @@ def test_always_property_is_not_vacuous_under_alpha(spec):
         assert seen, f"{spec.name}: witness {witness} is never reached under alpha-1.37"
 
 
-def test_every_always_property_has_a_mutant():
+def test_every_always_property_and_the_main_liveness_property_have_a_mutant():
     covered = {m.property for m in MUTANTS}
     missing = [p.name for p in PROPERTIES if p.kind == ALWAYS and p.name not in covered]
     assert not missing
+    assert len([m for m in MUTANTS if m.property == "DeferredResizeResolved"]) >= 2
 
 
 def test_variants_are_distinct_and_alpha_is_first_options():

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from spec.properties import EVENTUALLY, PROPERTIES
+from spec.properties import PROPERTIES
 from spec.variants import VARIANTS
 from checks.report import format_trace
-from checks.result import NOT_CHECKED
 
 from conftest import SCENARIOS, context, manifest, results
 
@@ -22,9 +21,6 @@ def test_expected_verdicts(scenario, variant):
     for spec in PROPERTIES:
         result = found[spec.name]
         expectation = manifest().expected(scenario, variant, spec.name)
-        if spec.kind == EVENTUALLY:
-            assert result.verdict == NOT_CHECKED and expectation is None
-            continue
         if result.verdict != expectation.verdict:
             text = f"{spec.name}: got {result.verdict}, manifest expects {expectation.verdict}"
             if expectation.reason:

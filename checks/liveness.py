@@ -1,0 +1,246 @@
+"""The liveness checker: ``eventually`` properties on the reachable state graph, under weak fairness.
+
+Input: the graph the explicit engine keeps (networkx ``MultiDiGraph``: state ids as nodes, one
+edge per action label) with symmetry off. For each property of ``model.properties.LIVENESS``:
+
+* ``Response`` (per pod: if the premise holds again and again, the goal is eventually reached;
+  in LTL ``[]<>premise => <>goal``): the "bad" states are those where the goal does not hold. A
+  violation is a *fair* strongly connected component of the bad subgraph (or a bad state with no
+  successor at all) in which the premise holds somewhere: a fair run can stay there forever,
+  coming back to the premise, without ever reaching the goal.
+* ``EventuallyNever`` (<>[] no such step): a violation is a fair strongly connected component of
+  the whole graph that contains such a step.
+
+Fairness is weak fairness per action instance (label) for the action groups assumed fair
+(``spec/fairness.py``): a component is fair iff every fair action instance that is enabled in all
+of its states is taken on some edge inside it. Checking the maximal components suffices (a
+sub-cycle of an unfair component is unfair too).
+
+A violation is a lasso in the common trace type: the shortest prefix (breadth-first) to the
+first premise state of the component, and a loop inside the component that takes every fair
+action the component keeps enabled; ``Trace.loop`` is the index of the state the
+loop returns to (the last state repeats it). A bad state with no successor is a loop of length
+zero: the run stays there forever.
+
+What the check cannot see: real time. A resize that is resolved only after the 5-minute flush or
+the kubelet's 3-minute periodic retry counts as resolved; "eventually" may be minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import networkx
+
+from spec.fairness import fair_action_names
+from spec.properties import EVENTUALLY, PropertySpec
+
+from checks.explicit import Exploration
+from checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace
+from model.context import Context
+from model.properties import LIVENESS, EventuallyNever, Response
+
+__all__ = ["check_liveness", "LivenessFinding"]
+
+
+@dataclass
+class LivenessFinding:
+    trace: Trace
+    pod: str | None
+    explanation: str
+
+
+def _name(label: str) -> str:
+    return label.split("(", 1)[0]
+
+
+def _enabled(graph, node) -> set[str]:
+    return {key for _, _, key in graph.out_edges(node, keys=True)}
+
+
+def _fair_component(graph, component: set, fair: frozenset) -> tuple[bool, set[str]]:
+    """(fair?, the fair labels enabled in every state of the component)."""
+    always = None
+    for node in component:
+        enabled = {label for label in _enabled(graph, node) if _name(label) in fair}
+        always = enabled if always is None else always & enabled
+        if not always:
+            break
+    always = always or set()
+    taken = {key for u, v, key in graph.edges(component, keys=True) if v in component}
+    return always <= taken, always
+
+
+def _components(graph, nodes: set):
+    """Maximal strongly connected components of the subgraph on ``nodes`` that can hold a run
+    forever: more than one state, a self-loop, or a state with no successor in the whole graph."""
+    sub = graph.subgraph(nodes)
+    for component in networkx.strongly_connected_components(sub):
+        node = next(iter(component))
+        if len(component) > 1 or sub.has_edge(node, node) or graph.out_degree(node) == 0:
+            yield component
+
+
+def _path(graph, sources: set, targets: set, allowed: set):
+    """Shortest path (list of (label, node)) inside ``allowed`` from some source to some target,
+    breadth first; returns (start, steps)."""
+    parents = {source: None for source in sources}
+    queue = deque(sorted(sources))
+    while queue:
+        node = queue.popleft()
+        if node in targets:
+            steps = []
+            while parents[node] is not None:
+                previous, label = parents[node]
+                steps.append((label, node))
+                node = previous
+            return node, steps[::-1]
+        for _, target, label in sorted(graph.out_edges(node, keys=True), key=lambda e: (e[2], e[1])):
+            if target in allowed and target not in parents:
+                parents[target] = (node, label)
+                queue.append(target)
+    return None, None
+
+
+def _loop(graph, component: set, entry, required: set[str]):
+    """A cycle from ``entry`` back to ``entry`` inside the component that takes every required label."""
+    steps = []
+    current = entry
+    inside = [(u, v, key) for u, v, key in graph.edges(component, keys=True) if v in component]
+    for label in sorted(required):
+        u, v, _ = next(edge for edge in sorted(inside, key=lambda e: (e[0], e[1])) if edge[2] == label)
+        _, to_u = _path(graph, {current}, {u}, component)
+        steps += to_u + [(label, v)]
+        current = v
+    if current != entry or not steps:
+        if current == entry:  # a loop must take at least one step: use the shortest cycle through entry
+            candidates = [(key, v) for _, v, key in graph.out_edges(entry, keys=True) if v in component]
+            label, target = sorted(candidates, key=lambda c: (c[1] != entry, c[0]))[0]
+            steps.append((label, target))
+            current = target
+        _, back = _path(graph, {current}, {entry}, component)
+        steps += back
+    return steps
+
+
+def _bfs_tree(graph, start=0):
+    parents = {start: (None, None)}
+    depth = {start: 0}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for _, target, label in sorted(graph.out_edges(node, keys=True), key=lambda e: (e[2], e[1])):
+            if target not in parents:
+                parents[target] = (node, label)
+                depth[target] = depth[node] + 1
+                queue.append(target)
+    return parents, depth
+
+
+def _lasso(graph, states, tree, entry, component: set, required: set[str]) -> Trace:
+    """Shortest prefix to ``entry``, then a loop inside ``component`` back to ``entry``."""
+    parents, _ = tree
+    prefix = []
+    node = entry
+    while node is not None:
+        parent, label = parents[node]
+        prefix.append((label, node))
+        node = parent
+    prefix.reverse()
+    loop_steps = [] if graph.out_degree(entry) == 0 else _loop(graph, component, entry, required)
+    return Trace(tuple((label, states[n]) for label, n in prefix + loop_steps), loop=len(prefix) - 1)
+
+
+def _explain(ctx: Context, graph, component: set, fair: frozenset, always: set[str]) -> str:
+    node = next(iter(component))
+    if graph.out_degree(node) == 0:
+        return "no action is enabled: the run stays in the last state forever"
+    enabled = set()
+    for state in component:
+        enabled |= _enabled(graph, state)
+    taken = {key for u, v, key in graph.edges(component, keys=True) if v in component}
+    leaving = sorted(label for label in enabled if label not in taken)
+    parts = []
+    if always:
+        parts.append("fair actions enabled throughout the loop, taken in it without reaching the goal: "
+                     + ", ".join(sorted(always)))
+    unfair_always = sorted(label for label in leaving if _name(label) not in fair
+                           and all(label in _enabled(graph, s) for s in component))
+    if unfair_always:
+        parts.append("enabled throughout the loop but never taken, because not assumed fair: " + ", ".join(unfair_always))
+    intermittent = sorted(label for label in leaving if _name(label) in fair and label not in always)
+    if intermittent:
+        parts.append("fair but not continuously enabled in the loop (weak fairness does not force them): "
+                     + ", ".join(intermittent))
+    return "; ".join(parts) or "the loop keeps every fair action it enables"
+
+
+def check_liveness(ctx: Context, exploration: Exploration, properties, *, fairness=None,
+                   scenario_name: str = "") -> list[CheckResult]:
+    """One CheckResult per eventually-property, judged on ``exploration.graph``.
+
+    ``fairness``: names of the fairness groups to assume (default: each property's own)."""
+    graph = exploration.graph
+    states = graph.graph["states"]
+    tree = _bfs_tree(graph)
+    results = []
+    for spec in properties:
+        if spec.kind != EVENTUALLY:
+            continue
+        started = time.perf_counter()
+        groups = tuple(fairness) if fairness is not None else spec.fairness
+        fair = fair_action_names(groups)
+        record = CheckResult(
+            scenario=scenario_name or ctx.scenario.name, variant=ctx.variant.name, property=spec.name,
+            kind=spec.kind, engine="explicit", verdict=HOLDS, states=exploration.states,
+            transitions=exploration.transitions, depth=exploration.depth, ref=spec.ref,
+            mutants=tuple(sorted(ctx.mutants)),
+        )
+        if not exploration.complete:
+            record.verdict, record.reason = INCONCLUSIVE, exploration.budget
+            results.append(record)
+            continue
+        finding = _check_one(ctx, graph, states, tree, LIVENESS[spec.name], fair)
+        if finding is not None:
+            record.verdict, record.trace = VIOLATED, finding.trace
+            record.reason = (f"{finding.pod}: " if finding.pod else "") + finding.explanation
+        record.fairness = groups
+        record.seconds = exploration.seconds + (time.perf_counter() - started)
+        results.append(record)
+    return results
+
+
+def _check_one(ctx, graph, states, tree, liveness, fair) -> LivenessFinding | None:
+    _, depth = tree
+    if isinstance(liveness, EventuallyNever):
+        for component in sorted(_components(graph, set(graph.nodes)), key=lambda c: min(depth[n] for n in c)):
+            steps = [(u, v, key) for u, v, key in graph.edges(component, keys=True)
+                     if v in component and liveness.step(ctx, states[u], states[v])]
+            if not steps:
+                continue
+            is_fair, always = _fair_component(graph, component, fair)
+            if not is_fair:
+                continue
+            entry = min(component, key=lambda n: depth[n])
+            trace = _lasso(graph, states, tree, entry, component, set(always) | {steps[0][2]})
+            return LivenessFinding(trace, None, "a fair loop keeps evicting: "
+                                   + _explain(ctx, graph, component, fair, always))
+        return None
+    best = None
+    for pod in ctx.pod_range:
+        bad = {n for n in graph.nodes if not liveness.goal(ctx, states[n], pod)}
+        for component in _components(graph, bad):
+            premise = [n for n in component if liveness.premise(ctx, states[n], pod)]
+            if not premise:
+                continue
+            is_fair, always = _fair_component(graph, component, fair)
+            if not is_fair:
+                continue
+            start = min(premise, key=lambda n: (depth[n], n))
+            if best is not None and depth[start] >= best[0]:
+                continue
+            trace = _lasso(graph, states, tree, start, component, always)
+            best = (depth[start], LivenessFinding(trace, ctx.names[pod], _explain(ctx, graph, component, fair, always)))
+    return best[1] if best else None

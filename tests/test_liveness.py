@@ -1,0 +1,90 @@
+"""Liveness under stated fairness: the verdicts the liveness issue names, lasso traces, fairness
+switched off on purpose, and the JSON form of a lasso."""
+
+from __future__ import annotations
+
+import json
+
+from spec.fairness import DEFAULT_FAIRNESS
+from spec.properties import property_by_name
+from spec.vocabulary import Phase, ResizeReason
+from checks import cli
+from checks.explicit import check_explicit
+from checks.result import replay
+
+from conftest import SCENARIOS, context, manifest, results
+
+RESOLVED = "DeferredResizeResolved"
+
+
+def _pod(ctx, state, name):
+    return state.pods[ctx.names.index(name)]
+
+
+def test_gate_off_leaves_the_resize_deferred_while_a_lower_priority_pod_runs():
+    result = results("deferred-upsize-one-victim", "gate-off")[RESOLVED]
+    assert result.verdict == "violated" and result.trace.loop is not None
+    ctx = context("deferred-upsize-one-victim", "gate-off")
+    loop_states = [state for _, state in result.trace.steps[result.trace.loop:]]
+    for state in loop_states:
+        assert _pod(ctx, state, "web").resize == ResizeReason.DEFERRED
+        assert _pod(ctx, state, "batch").phase == Phase.RUNNING  # priority 10 < web's 100: it could be evicted
+    assert result.trace.steps[-1][1] == result.trace.steps[result.trace.loop][1]
+
+
+def test_alpha_resolves_every_resize_that_lower_priority_victims_could_make_room_for():
+    intended = {"node-opt-out", "preemption-policy-never"}
+    for scenario in SCENARIOS:
+        verdict = results(scenario, "alpha-1.37")[RESOLVED].verdict
+        assert verdict == ("violated" if scenario in intended else "holds"), scenario
+    for scenario in intended:
+        assert "Intended" in manifest().expected(scenario, "alpha-1.37", RESOLVED).reason
+
+
+def test_resizes_without_lower_priority_victims_stay_deferred_by_design():
+    for scenario in ("no-lower-priority-victims", "node-opt-out", "preemption-policy-never"):
+        assert results(scenario, "alpha-1.37")["EveryDeferredResizeResolved"].verdict == "violated"
+        assert "Intended" in manifest().expected(scenario, "alpha-1.37", "EveryDeferredResizeResolved").reason
+
+
+def test_without_kubelet_retry_fairness_a_holds_becomes_violated():
+    ctx = context("deferred-upsize-one-victim", "alpha-1.37")
+    assert results("deferred-upsize-one-victim", "alpha-1.37")[RESOLVED].verdict == "holds"
+    weaker = [g for g in DEFAULT_FAIRNESS if g not in ("kubelet-retry", "kubelet-periodic-retry")]
+    result = check_explicit(ctx, [property_by_name(RESOLVED)], fairness=weaker)[0]
+    assert result.verdict == "violated"
+    assert "RetryPendingResizes(node=n1)" in result.reason and "not assumed fair" in result.reason
+    last = result.trace.steps[-1][1]
+    assert last.retry_due[0]  # the retry is due all along the loop, and never happens
+    assert replay(ctx, result.trace.labels).steps[-1][1] == last
+
+
+def test_no_fairness_at_all_makes_even_alpha_stall():
+    ctx = context("deferred-upsize-two-victims", "alpha-1.37")
+    result = check_explicit(ctx, [property_by_name(RESOLVED)], fairness=())[0]
+    assert result.verdict == "violated"
+
+
+def test_evictions_stop_and_pending_pods_are_resolved_in_every_default_scenario():
+    for scenario in SCENARIOS:
+        assert results(scenario, "alpha-1.37")["NoPreemptionLivelock"].verdict == "holds"
+        assert results(scenario, "alpha-1.37")["PendingPodResolved"].verdict == "holds"
+
+
+def test_json_record_of_a_lasso_has_a_loop(capsys):
+    code = cli.main(["check", "--scenario", "deferred-upsize-one-victim", "--variant", "gate-off",
+                     "--property", RESOLVED, "--json"])
+    records = json.loads(capsys.readouterr().out)
+    assert code == 0
+    trace = records[0]["trace"]
+    assert records[0]["verdict"] == "violated" and isinstance(trace["loop"], int)
+    assert 0 <= trace["loop"] < len(trace["states"])
+
+
+def test_fairness_option_drops_the_expectation_and_reports_the_lasso(capsys):
+    code = cli.main(["check", "--scenario", "deferred-upsize-one-victim", "--variant", "alpha-1.37",
+                     "--property", RESOLVED, "--fairness", "scheduler-cycle,scheduler-flush,termination",
+                     "--traces"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "repeat forever" in out and "without expectation" in out
