@@ -229,21 +229,22 @@ def summary_markdown(manifest, scenario_names: list[str]) -> str:
     """The variant × property matrix of the manifest as a Markdown table: ✓ where the property holds
     on every default scenario, ✗ with the scenarios where it is violated. ``tests/test_readme.py``
     checks that the README shows exactly this table."""
-    from spec.properties import ALWAYS, PROPERTIES
+    from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
     from spec.variants import VARIANTS
 
     short = {name: str(i + 1) for i, name in enumerate(scenario_names)}
     lines = ["| property | " + " | ".join(v.name for v in VARIANTS) + " |",
              "|---|" + "---|" * len(VARIANTS)]
     for spec in PROPERTIES:
-        if spec.kind != ALWAYS:
+        if spec.kind not in (ALWAYS, EVENTUALLY):
             continue
         cells = []
         for variant in VARIANTS:
             failing = [short[s] for s in scenario_names
                        if manifest.expected(s, variant.name, spec.name).verdict == "violated"]
             cells.append("✓" if not failing else "✗ " + ",".join(failing))
-        lines.append(f"| {spec.name} | " + " | ".join(cells) + " |")
+        name = spec.name + (" (eventually)" if spec.kind == EVENTUALLY else "")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Scenarios: " + "; ".join(f"{short[name]} `{name}`" for name in scenario_names) + ".")
     return "\n".join(lines)
