@@ -585,7 +585,10 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
         if not ctx.has("resize-sets-nomination"):
             # the nominated-node-name guard's nomination is cleared with the Deferred condition
             fields["nominated"] = ite(and_(outside, assigned(pod)), NO_NODE, pod.nominated)
-        if all(_same(getattr(pod, name), value) for name, value in fields.items()):
+        if isinstance(pod.phase, int):  # concrete: keep the pod object itself when nothing changes
+            if all(getattr(pod, name) == value for name, value in fields.items()):
+                continue
+        elif all(_same(getattr(pod, name), value) for name, value in fields.items()):
             continue
         changes.append((j, True, fields))
     return _update(after, changes) if changes else after
