@@ -204,22 +204,15 @@ def command_check(options) -> int:
     if options.engine != "explicit":
         raise UsageError(f"engine {options.engine!r} is not available yet (available: explicit)")
     started = time.perf_counter()
-    jobs = len(scenarios) * len(variants)
-    outcome = []
-    err = _console(sys.stderr)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err, transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("check", total=jobs)
-        for item in run_checks(scenarios, variants, properties, mutants=[m.name for m in mutants],
-                               max_states=options.max_states, timeout=options.timeout,
-                               symmetry=not options.no_symmetry, progress=lambda: bar.advance(task),
-                               fairness=fairness):
-            outcome.append(item)
+    outcome = _run_all(scenarios, variants, properties, mutants=[m.name for m in mutants],
+                       max_states=options.max_states, timeout=options.timeout, symmetry=not options.no_symmetry,
+                       fairness=fairness)
     results = [r for _, rs in outcome for r in rs]
-    differs = [r for r in results if r.expected is not None and r.verdict != r.expected and r.verdict != INCONCLUSIVE]
+    differs = _differs(results)
     inconclusive = [r for r in results if r.verdict == INCONCLUSIVE]
+    if options.report:
+        index = _write_review(outcome, options.report, not options.no_times)
+        print(f"kepcheck: wrote the design review report {index}", file=sys.stderr)
     if options.json:
         records = [result_record(ctx, r) for ctx, rs in outcome for r in rs]
         print(json.dumps(records, indent=2, ensure_ascii=False))
@@ -249,6 +242,57 @@ def command_check(options) -> int:
     if differs:
         return EXIT_DIFFERS
     if inconclusive:
+        return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def _run_all(scenarios, variants, properties, **options) -> list:
+    """Run the checks with a progress bar on stderr (when it is a terminal)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    outcome = []
+    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=_console(sys.stderr), transient=True, disable=not sys.stderr.isatty()) as bar:
+        task = bar.add_task("check", total=len(scenarios) * len(variants))
+        for item in run_checks(scenarios, variants, properties, progress=lambda: bar.advance(task), **options):
+            outcome.append(item)
+    return outcome
+
+
+def _write_review(outcome, out_dir: str, include_times: bool) -> Path:
+    from checks.review import write_review
+
+    return write_review(outcome, Path(out_dir), include_times=include_times)
+
+
+def command_report(options) -> int:
+    scenarios = _scenarios(options.scenario)
+    variants = _select(options.variant, {v.name: v for v in VARIANTS}, "variant")
+    outcome = _run_all(scenarios, variants, list(PROPERTIES))
+    index = _write_review(outcome, options.out, not options.no_times)
+    print(f"wrote {index}")
+    return _exit_code([r for _, rs in outcome for r in rs])
+
+
+def command_diff(options) -> int:
+    from checks.review import variant_diff
+
+    known = {v.name: v for v in VARIANTS}
+    variants = _select([options.variant_a, options.variant_b], known, "variant")
+    scenarios = _scenarios(options.scenario)
+    outcome = _run_all(scenarios, variants, list(PROPERTIES))
+    print(variant_diff(outcome, options.variant_a, options.variant_b, trace_links=None))
+    return EXIT_OK
+
+
+def _differs(results) -> list:
+    return [r for r in results if r.expected is not None and r.verdict != r.expected and r.verdict != INCONCLUSIVE]
+
+
+def _exit_code(results) -> int:
+    if _differs(results):
+        return EXIT_DIFFERS
+    if any(r.verdict == INCONCLUSIVE for r in results):
         return EXIT_INCONCLUSIVE
     return EXIT_OK
 
@@ -301,6 +345,18 @@ def build_parser() -> argparse.ArgumentParser:
                             + ",".join(DEFAULT_FAIRNESS) + "; 'none' for none); the run then has no expectation")
     check.add_argument("--traces", action="store_true", help="print the trace of every violation, expected or not")
     check.add_argument("--json", action="store_true", help="print one JSON record per check on stdout")
+    check.add_argument("--report", metavar="DIR", help="also write the design review report (index.md, trace "
+                       "reports, ITF files, lifecycle diagram) under DIR")
+    check.add_argument("--no-times", action="store_true", help="leave times out of the report (byte-identical reruns)")
+    report = sub.add_parser("report", help="check the selection and write the design review report")
+    report.add_argument("--out", required=True, metavar="DIR")
+    report.add_argument("--scenario", action="append", metavar="NAME|FILE")
+    report.add_argument("--variant", action="append", metavar="NAME")
+    report.add_argument("--no-times", action="store_true", help="leave times out (byte-identical reruns)")
+    diff = sub.add_parser("diff", help="which verdicts change between two variants, and the traces that explain it")
+    diff.add_argument("variant_a", metavar="VARIANT_A")
+    diff.add_argument("variant_b", metavar="VARIANT_B")
+    diff.add_argument("--scenario", action="append", metavar="NAME|FILE")
     again = sub.add_parser("replay", help="replay action labels and print the trace")
     again.add_argument("--scenario", required=True, metavar="NAME|FILE")
     again.add_argument("--variant", default="alpha-1.37", metavar="NAME")
@@ -317,7 +373,8 @@ def main(argv: list[str] | None = None) -> int:
         if value is not None and value <= 0:
             print(f"kepcheck: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
             return EXIT_USAGE
-    commands = {"list": command_list, "check": command_check, "replay": command_replay}
+    commands = {"list": command_list, "check": command_check, "replay": command_replay, "report": command_report,
+                "diff": command_diff}
     try:
         return commands[options.command](options)
     except (ScenarioError, UsageError) as error:
