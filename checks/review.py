@@ -694,8 +694,9 @@ def _lifecycle_section(graph: LifecycleGraph) -> list[str]:
     lines.append("")
     missing = [s for s in LIFECYCLE_STATUSES if s not in graph.statuses]
     if "Infeasible" in missing:
-        lines.append("**Infeasible is never reached** on these scenarios (the kubelet marks a resize Infeasible "
-                     "only when it could never fit the node, and no scenario asks for that), so it is not drawn.")
+        lines.append("**Infeasible is never reached** on these scenarios, so it is not drawn: since v1.36 the API "
+                     "server rejects a resize above the node's allocatable, and the kubelet's other Infeasible "
+                     "reasons (static pods, swap, static CPU/memory managers; reference §2.2) are not modelled.")
         lines.append("")
     others = [s for s in missing if s != "Infeasible"]
     if others:
