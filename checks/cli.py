@@ -25,7 +25,7 @@ from spec.variants import DECISIONS, VARIANTS
 
 from checks.explicit import check_explicit
 from checks.report import format_trace, result_record
-from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, replay
+from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, PROVED, VIOLATED, CheckResult, replay
 from model.context import Context
 from model.mutants import MUTANTS
 from model.symmetry import make_representative
@@ -33,7 +33,7 @@ from model.symmetry import make_representative
 __all__ = ["main"]
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
-SYMBOLS = {HOLDS: "✓", VIOLATED: "✗", INCONCLUSIVE: "≈", NOT_CHECKED: "–"}
+SYMBOLS = {HOLDS: "✓", VIOLATED: "✗", INCONCLUSIVE: "≈", NOT_CHECKED: "–", PROVED: "∎"}
 
 
 class UsageError(Exception):
@@ -124,8 +124,36 @@ def command_list(options) -> int:
     return EXIT_OK
 
 
+ENGINES = ("explicit", "bmc", "induction", "random")
+
+
+def _engine_results(ctx, properties, engine, *, max_states, timeout, symmetry, fairness, engine_options):
+    options = engine_options or {}
+    if engine == "explicit":
+        representative = make_representative(ctx) if symmetry else None
+        results = check_explicit(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative,
+                                 fairness=fairness)
+        if representative is not None:
+            _rebuild_traces(ctx, results)
+        return results
+    if engine == "bmc":
+        from checks.bmc import check_bmc
+
+        return check_bmc(ctx, properties, options.get("depth", 10), timeout=timeout,
+                         parametric=options.get("parametric"))
+    if engine == "induction":
+        from checks.bmc import check_induction
+
+        return check_induction(ctx, properties, options.get("max_k", 3), timeout=timeout,
+                               parametric=options.get("parametric"))
+    from checks.random_walk import check_random
+
+    return check_random(ctx, properties, examples=options.get("examples", 100), steps=options.get("steps", 50),
+                        seed=options.get("seed", 0), profile=options.get("profile", "ci"))
+
+
 def run_checks(scenarios, variants, properties, *, mutants=(), max_states=None, timeout=None, symmetry=True,
-               progress=None, fairness=None):
+               progress=None, fairness=None, engine="explicit", engine_options=None):
     """Check every scenario x variant; yields (ctx, [CheckResult]) with expectations filled in.
 
     The manifest's expectations assume the shipped scenarios, no mutant and each property's own
@@ -136,9 +164,8 @@ def run_checks(scenarios, variants, properties, *, mutants=(), max_states=None, 
         in_manifest = shipped.get(scenario.name) == scenario and not mutants and fairness is None
         for variant in variants:
             ctx = Context.build(scenario, variant, mutants)
-            representative = make_representative(ctx) if symmetry else None
-            results = check_explicit(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative,
-                                     fairness=fairness)
+            results = _engine_results(ctx, properties, engine, max_states=max_states, timeout=timeout,
+                                      symmetry=symmetry, fairness=fairness, engine_options=engine_options)
             for result in results:
                 expectation = manifest.expected(scenario.name, variant.name, result.property) if in_manifest else None
                 if expectation is not None:
@@ -147,8 +174,6 @@ def run_checks(scenarios, variants, properties, *, mutants=(), max_states=None, 
                         result.reason = expectation.reason
                     if expectation.ref:
                         result.ref = expectation.ref
-            if representative is not None:
-                _rebuild_traces(ctx, results)
             if progress is not None:
                 progress()
             yield ctx, results
@@ -185,13 +210,14 @@ def _matrix_tables(console, outcome, properties):
                 cell = SYMBOLS[result.verdict]
                 if prop.kind == SOMETIMES:
                     cell = {HOLDS: "seen", VIOLATED: "never", INCONCLUSIVE: "≈"}.get(result.verdict, cell)
-                if not result.matches:
+                if result.differs:
                     cell = f"[bold red]{cell} (expected {result.expected})[/]"
                 cells.append(cell)
             suffix = {SOMETIMES: " (sometimes)", EVENTUALLY: " (eventually)"}.get(prop.kind, "")
             table.add_row(prop.name + suffix, *cells)
-        states = [str(results[0].states) for _, results in rows]
-        table.add_row("[dim]distinct states[/]", *(f"[dim]{s}[/]" for s in states))
+        if all(results[0].engine == "explicit" for _, results in rows):
+            states = [str(results[0].states) for _, results in rows]
+            table.add_row("[dim]distinct states[/]", *(f"[dim]{s}[/]" for s in states))
         console.print(table)
 
 
@@ -201,12 +227,15 @@ def command_check(options) -> int:
     properties = _select(options.property, {p.name: p for p in PROPERTIES}, "property")
     mutants = _select(options.mutant, {m.name: m for m in MUTANTS}, "mutant") if options.mutant else []
     fairness = _fairness(options.fairness)
-    if options.engine != "explicit":
-        raise UsageError(f"engine {options.engine!r} is not available yet (available: explicit)")
+    if options.engine not in ENGINES:
+        raise UsageError(f"unknown engine {options.engine!r} (available: {', '.join(ENGINES)})")
+    engine_options = {"depth": options.depth, "max_k": options.max_k, "examples": options.examples,
+                      "steps": options.steps, "seed": options.seed, "profile": options.profile,
+                      "parametric": _parametric(options.parametric)}
     started = time.perf_counter()
     outcome = _run_all(scenarios, variants, properties, mutants=[m.name for m in mutants],
                        max_states=options.max_states, timeout=options.timeout, symmetry=not options.no_symmetry,
-                       fairness=fairness)
+                       fairness=fairness, engine=options.engine, engine_options=engine_options)
     results = [r for _, rs in outcome for r in rs]
     differs = _differs(results)
     inconclusive = [r for r in results if r.verdict == INCONCLUSIVE]
@@ -286,7 +315,7 @@ def command_diff(options) -> int:
 
 
 def _differs(results) -> list:
-    return [r for r in results if r.expected is not None and r.verdict != r.expected and r.verdict != INCONCLUSIVE]
+    return [r for r in results if r.differs]
 
 
 def _exit_code(results) -> int:
@@ -295,6 +324,19 @@ def _exit_code(results) -> int:
     if any(r.verdict == INCONCLUSIVE for r in results):
         return EXIT_INCONCLUSIVE
     return EXIT_OK
+
+
+def _parametric(value):
+    """``--parametric 1..64`` -> (1, 64)."""
+    if value is None:
+        return None
+    try:
+        low, high = (int(part) for part in value.split(".."))
+    except ValueError:
+        raise UsageError(f"--parametric takes a range LOW..HIGH of model units, got {value!r}") from None
+    if not 0 <= low <= high:
+        raise UsageError(f"--parametric range {value!r} must satisfy 0 <= LOW <= HIGH")
+    return low, high
 
 
 def _fairness(values):
@@ -335,7 +377,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--variant", action="append", metavar="NAME")
     check.add_argument("--property", action="append", metavar="NAME")
     check.add_argument("--mutant", action="append", metavar="NAME", help="check a deliberately broken model")
-    check.add_argument("--engine", default="explicit", help="explicit (default)")
+    check.add_argument("--engine", default="explicit",
+                       help="explicit (default: breadth-first, safety and liveness), bmc (bounded model checking "
+                            "with Z3), induction (k-induction proofs with Z3), random (Hypothesis random walks)")
+    check.add_argument("--depth", type=int, default=10, metavar="K", help="bmc: unrolling depth (default 10)")
+    check.add_argument("--max-k", type=int, default=3, metavar="K", help="induction: largest k tried (default 3)")
+    check.add_argument("--parametric", metavar="LOW..HIGH",
+                       help="bmc/induction: leave node allocatable and pod sizes symbolic in this range of model units")
+    check.add_argument("--examples", type=int, default=100, metavar="N", help="random: walks (default 100)")
+    check.add_argument("--steps", type=int, default=50, metavar="N", help="random: steps per walk (default 50)")
+    check.add_argument("--seed", type=int, default=0, metavar="S", help="random: seed (default 0)")
+    check.add_argument("--profile", default="ci", choices=("ci", "deep"), help="random: Hypothesis settings profile")
     check.add_argument("--max-states", type=int, metavar="N", help="state budget (verdicts become inconclusive)")
     check.add_argument("--timeout", type=float, metavar="S", help="time budget per scenario and variant, seconds")
     check.add_argument("--no-symmetry", action="store_true", help="explore without symmetry reduction "
@@ -368,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     options = parser.parse_args(argv)
-    for name in ("max_states", "timeout"):
+    for name in ("max_states", "timeout", "depth", "max_k", "examples", "steps"):
         value = getattr(options, name, None)
         if value is not None and value <= 0:
             print(f"kepcheck: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)

@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["HOLDS", "VIOLATED", "INCONCLUSIVE", "NOT_CHECKED", "Trace", "CheckResult", "replay"]
+__all__ = ["HOLDS", "VIOLATED", "INCONCLUSIVE", "NOT_CHECKED", "PROVED", "Trace", "CheckResult", "replay"]
 
 HOLDS = "holds"
 VIOLATED = "violated"
 INCONCLUSIVE = "inconclusive"
 NOT_CHECKED = "not-checked"
+PROVED = "proved"
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,14 @@ class CheckResult:
 
     @property
     def matches(self) -> bool:
-        return self.expected is None or self.verdict == self.expected
+        """The verdict agrees with the expectation (a proof agrees with "holds")."""
+        return self.expected is None or self.verdict == self.expected or (
+            self.verdict == PROVED and self.expected == HOLDS)
+
+    @property
+    def differs(self) -> bool:
+        """A definite verdict that contradicts the expectation (inconclusive and not-checked never do)."""
+        return self.verdict not in (INCONCLUSIVE, NOT_CHECKED) and not self.matches
 
 
 def replay(ctx, labels: list[str]) -> Trace:
