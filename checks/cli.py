@@ -148,7 +148,7 @@ def _engine_results(ctx, properties, engine, *, max_states, timeout, symmetry, f
                                parametric=options.get("parametric"))
     from checks.random_walk import check_random
 
-    return check_random(ctx, properties, examples=options.get("examples", 100), steps=options.get("steps", 50),
+    return check_random(ctx, properties, examples=options.get("examples"), steps=options.get("steps"),
                         seed=options.get("seed", 0), profile=options.get("profile", "ci"))
 
 
@@ -384,8 +384,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-k", type=int, default=3, metavar="K", help="induction: largest k tried (default 3)")
     check.add_argument("--parametric", metavar="LOW..HIGH",
                        help="bmc/induction: leave node allocatable and pod sizes symbolic in this range of model units")
-    check.add_argument("--examples", type=int, default=100, metavar="N", help="random: walks (default 100)")
-    check.add_argument("--steps", type=int, default=50, metavar="N", help="random: steps per walk (default 50)")
+    check.add_argument("--examples", type=int, metavar="N", help="random: walks (default: the profile's, ci 100)")
+    check.add_argument("--steps", type=int, metavar="N", help="random: steps per walk (default: the profile's, ci 50)")
     check.add_argument("--seed", type=int, default=0, metavar="S", help="random: seed (default 0)")
     check.add_argument("--profile", default="ci", choices=("ci", "deep"), help="random: Hypothesis settings profile")
     check.add_argument("--max-states", type=int, metavar="N", help="state budget (verdicts become inconclusive)")

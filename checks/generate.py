@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-__all__ = ["scenarios", "write_scenario", "replicate", "format_cpu", "format_memory"]
+__all__ = ["scenarios", "sample_scenarios", "write_scenario", "replicate", "format_cpu", "format_memory"]
 
 CPU_STEP = 500  # millicores per generated cpu unit
 MEMORY_STEP = 512  # Mi per generated memory unit
@@ -55,6 +55,7 @@ def format_memory(units: int) -> str:
 
 
 _FORMAT = {"cpu": format_cpu, "memory": format_memory}
+_POD_KEYS = ("name", "node", "priority", "preemptionPolicy", "requests", "allocated", "actual", "resize")
 
 
 def _quantities(resources: tuple[str, ...], vector: tuple[int, ...]) -> dict[str, str]:
@@ -140,7 +141,7 @@ def scenarios(draw, *, min_nodes: int = 1, max_nodes: int = 5, min_pods: int = 2
             pod["actual"] = _quantities(resources, actual)
         held[node] = [h + max(a, b) for h, a, b in zip(held[node], allocated, actual)]
         bound.append((p, node, requests))
-        pods.append(pod)
+        pods.append({key: pod[key] for key in _POD_KEYS if key in pod})
 
     environment: dict[str, Any] = {}
     resizes = []
@@ -234,3 +235,21 @@ def write_scenario(document: dict[str, Any], path: str | Path) -> Path:
     path.write_text(yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=110),
                     encoding="utf-8")
     return path
+
+
+def sample_scenarios(count: int, seed: int = 0, **bounds) -> list[dict[str, Any]]:
+    """``count`` documents drawn from ``scenarios(**bounds)``, the same ones for the same seed
+    (Hypothesis' generation phase with a fixed seed and no example database)."""
+    from hypothesis import HealthCheck, Phase, given, seed as hypothesis_seed, settings
+
+    drawn: list[dict[str, Any]] = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=count, phases=(Phase.generate,), database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(scenarios(**bounds))
+    def collect(document):
+        drawn.append(document)
+
+    collect()
+    return drawn[:count]

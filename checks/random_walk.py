@@ -1,0 +1,408 @@
+"""The random engine: Hypothesis stateful random walks over the model (STYLE.md R14).
+
+One ``RuleBasedStateMachine`` adapter, ``KepWalk``: its single rule ``step`` draws the next action
+from the model's own enabled actions (``model.actions.next_steps``) with ``st.sampled_from`` and
+``note``s its label, so the walk never re-implements the model. After every step the
+``@invariant()`` methods — one per watched check, generated from the property catalog — judge
+every ``always`` property: state properties on the new state, step properties on the step just
+taken. ``sometimes`` properties are not invariants: the first witness any walk meets is recorded
+(the first met, not the shortest: witnesses are not minimised).
+
+Two differential checks run as extra invariants (reported as ``always`` results under their own
+names, after the catalog's):
+
+* ``SchedulerConservative`` — reference §6 "Conservativeness": per node, the scheduler's
+  ``Requested`` (``model.views.scheduler_requested``) is at least the kubelet's count of its
+  admitted pods at max(allocated, actual), on the same snapshot. Checked only when the variant's
+  accounting is ``max`` or ``kubelet-aligned`` (whose ``Requested`` outside a Deferred pod's cycle
+  is the ``max`` one). Under ``allocated-only`` it is *expected* to fail (an InProgress downsize
+  counts at its allocation only), so it is not run there.
+* ``AccountingAgrees`` — the scheduler's footprint of every assigned pod
+  (``model.views.scheduler_footprint``) equals an independent restatement of the Kubernetes formula
+  for a one-container pod (reference §1.2): desired if the pod has no status yet (bound, not
+  admitted), else max(allocated, actual) while the resize is Infeasible, else max(desired,
+  allocated, actual). Checked under the ``max`` accounting only (``kubelet-aligned`` differs by
+  design inside a Deferred cycle, ``allocated-only`` everywhere).
+
+Search plan (documented choice): one Hypothesis run watches every remaining ``always`` check at
+once. A run ends at the first violation; Hypothesis shrinks it (fewer steps, earlier choices);
+the shrunk walk is replayed through the model and then minimised by deleting steps one at a time
+while the replayed walk still violates the check (``_minimise``: Hypothesis cannot delete a step
+when that changes what later choice indices mean), and cut at its first violation: that is the
+check's trace. The violated check is dropped and the run repeated
+with the same seed, until a run finds nothing or no check remains. So every check is searched by
+at least one full run of ``examples`` walks of ``steps`` steps, and the cost is one run plus one
+per violated check. Shrinking may move from one watched check to another; the trace reported is
+always a real violation of the check it is reported under (it is replayed and re-judged).
+
+Verdicts: a violation is ``violated`` with the shrunk trace, which is replayed through the model
+(``checks.result.replay``) and must match state for state. Random walks never prove anything:
+an ``always`` property not violated is ``inconclusive``, with the number of walks and steps in
+``reason`` (exhaustiveness is not detected). A ``sometimes`` property is ``holds`` with a witness
+trace when some walk met a witness, else ``inconclusive``. ``eventually`` properties are
+``not-checked`` (a finite walk cannot refute or show them).
+
+Determinism: the settings profiles are derandomized, have no example database and no deadline,
+and the run's seed is fixed with ``hypothesis.seed``; the model is deterministic, so the same
+seed gives the same verdicts, traces and counts.
+
+Left out: exhaustiveness detection, coverage-guided targeting of rare actions (``target()``), and
+eventually-properties.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from hypothesis import HealthCheck, Phase, Verbosity, note, seed as hypothesis_seed, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
+
+from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
+from spec.vocabulary import ResizeReason
+
+from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
+from model.actions import next_steps
+from model.context import Context, initial_state
+from model.properties import PREDICATES
+from model.state import State
+from model.views import admitted, assigned, kubelet_footprint, scheduler_footprint, scheduler_requested
+
+__all__ = ["check_random", "Check", "walk_checks", "PropertyViolation", "ReplayMismatch", "KepWalk",
+           "machine_for", "scheduler_conservative", "accounting_agrees", "PROFILES", "DIFFERENTIAL_CHECKS"]
+
+# --- settings profiles -----------------------------------------------------------------------------
+
+_COMMON = dict(
+    deadline=None,
+    database=None,
+    derandomize=True,
+    print_blob=False,
+    report_multiple_bugs=False,
+    suppress_health_check=list(HealthCheck),
+    verbosity=Verbosity.quiet,
+    phases=(Phase.explicit, Phase.generate, Phase.shrink),
+)
+PROFILES = {
+    "ci": dict(max_examples=100, stateful_step_count=50, **_COMMON),
+    "deep": dict(max_examples=2000, stateful_step_count=100, **_COMMON),
+}
+for _name, _values in PROFILES.items():
+    settings.register_profile(f"kepcheck-{_name}", **_values)
+
+
+# --- the checks a walk judges ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Check:
+    """One thing judged on a walk: a catalog property or a differential check.
+
+    ``scope="state"``: ``predicate(ctx, state)``; ``scope="step"``: ``predicate(ctx, before,
+    action, after)``. For ``always`` True means it holds; for ``sometimes`` True is a witness.
+    """
+
+    name: str
+    kind: str
+    scope: str
+    predicate: Callable
+    ref: str = ""
+
+
+def scheduler_conservative(ctx: Context, state: State) -> bool:
+    """Reference §6: per node and resource, the scheduler's Requested >= what the kubelet counts
+    for its admitted pods (max(allocated, actual) each), on the same snapshot."""
+    for node in ctx.node_range:
+        requested = scheduler_requested(ctx, state, node)
+        kubelet = [0] * ctx.width
+        for pod in state.pods:
+            if pod.node == node and admitted(pod):
+                kubelet = [k + v for k, v in zip(kubelet, kubelet_footprint(pod))]
+        if any(s < k for s, k in zip(requested, kubelet)):
+            return False
+    return True
+
+
+def _restated_footprint(pod) -> tuple:
+    """Reference §1.2 for a one-container pod, written out independently of model/accounting.py."""
+    if not any(pod.allocated) and not any(pod.actual) and not admitted(pod):
+        return tuple(pod.desired)  # bound, no status yet: PodRequests falls back to the spec
+    if pod.resize == ResizeReason.INFEASIBLE:
+        return tuple(max(a, r) for a, r in zip(pod.allocated, pod.actual))
+    return tuple(max(d, a, r) for d, a, r in zip(pod.desired, pod.allocated, pod.actual))
+
+
+def accounting_agrees(ctx: Context, state: State) -> bool:
+    """Every assigned pod's scheduler footprint equals the independent restatement of §1.2."""
+    return all(tuple(scheduler_footprint(ctx, pod)) == _restated_footprint(pod)
+               for pod in state.pods if assigned(pod))
+
+
+DIFFERENTIAL_CHECKS = (
+    ("SchedulerConservative", scheduler_conservative, ("max", "kubelet-aligned"), "reference §6 'Conservativeness'"),
+    ("AccountingAgrees", accounting_agrees, ("max",), "reference §1.2"),
+)
+
+
+def walk_checks(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, differential: bool = True) -> list[Check]:
+    """The catalog's always/sometimes properties among ``properties``, then the differential checks
+    that apply to the context's variant."""
+    checks = [Check(p.name, p.kind, p.scope, PREDICATES[p.name], p.ref) for p in properties
+              if p.kind in (ALWAYS, SOMETIMES)]
+    if differential:
+        checks += [Check(name, ALWAYS, "state", predicate, ref) for name, predicate, accountings, ref
+                   in DIFFERENTIAL_CHECKS if ctx.variant.accounting in accountings]
+    return checks
+
+
+# --- the state machine adapter ---------------------------------------------------------------------
+
+class PropertyViolation(AssertionError):
+    """An ``always`` check failed on a walk; carries the walk so far as ``(label, state)`` steps."""
+
+    def __init__(self, name: str, steps: tuple):
+        super().__init__(f"{name} violated after {len(steps) - 1} steps: "
+                         + (" -> ".join(label for label, _ in steps[1:]) or "in the initial state"))
+        self.name, self.steps = name, steps
+
+
+class ReplayMismatch(AssertionError):
+    """A trace recorded by a walk did not replay through the model to the same states: a model bug
+    (nondeterminism or a label that does not identify its action)."""
+
+
+@dataclass
+class WalkStats:
+    walks: int = 0
+    transitions: int = 0
+    deepest: int = 0
+    states: set = field(default_factory=set)
+    witnesses: dict = field(default_factory=dict)  # sometimes check name -> steps tuple
+    successors: dict = field(default_factory=dict)  # state -> tuple of (action, next state), memoised
+
+    def enabled(self, ctx: Context, state: State) -> tuple:
+        """``next_steps`` of a state, memoised: walks and Hypothesis' shrinking revisit states often."""
+        steps = self.successors.get(state)
+        if steps is None:
+            if len(self.successors) > 200_000:
+                self.successors.clear()
+            steps = self.successors[state] = tuple(next_steps(ctx, state))
+        return steps
+
+
+class KepWalk(RuleBasedStateMachine):
+    """A random walk through one scenario and variant. Subclasses made by ``machine_for`` set the
+    class attributes ``ctx``, ``watched`` (always checks), ``witnessing`` (sometimes checks) and
+    ``stats``, and add one ``@invariant()`` per watched check."""
+
+    ctx: Context
+    watched: tuple = ()
+    witnessing: tuple = ()
+    stats: WalkStats
+
+    @initialize()
+    def start(self):
+        self.state = initial_state(self.ctx)
+        self.steps: list = [(None, self.state)]
+        self.last_step = None  # (before, action, after) of the step just taken
+        self.fresh = True  # the state changed since the invariants last ran
+        self.stats.walks += 1
+        self.stats.states.add(self.state)
+        self._witness_state(self.state)
+
+    @rule(data=st.data())
+    def step(self, data):
+        enabled = self.stats.enabled(self.ctx, self.state)
+        if not enabled:
+            note("deadlock: no action is enabled")
+            self.fresh, self.last_step = False, None
+            return
+        action, after = data.draw(st.sampled_from(enabled).map(_Choice), label="action").pair
+        note(action.label())
+        before, self.state = self.state, after
+        self.steps.append((action.label(), after))
+        self.last_step = (before, action, after)
+        self.fresh = True
+        self.stats.transitions += 1
+        self.stats.deepest = max(self.stats.deepest, len(self.steps) - 1)
+        self.stats.states.add(after)
+        self._witness_state(after)
+        for check in self.witnessing:
+            if check.scope == "step" and check.name not in self.stats.witnesses \
+                    and check.predicate(self.ctx, before, action, after):
+                self.stats.witnesses[check.name] = tuple(self.steps)
+
+    def _witness_state(self, state: State) -> None:
+        for check in self.witnessing:
+            if check.scope == "state" and check.name not in self.stats.witnesses and check.predicate(self.ctx, state):
+                self.stats.witnesses[check.name] = tuple(self.steps)
+
+    def _judge(self, check: Check) -> None:
+        if not getattr(self, "fresh", False):
+            return
+        if check.scope == "state":
+            holds = check.predicate(self.ctx, self.state)
+        elif self.last_step is None:
+            return
+        else:
+            holds = check.predicate(self.ctx, *self.last_step)
+        if not holds:
+            raise PropertyViolation(check.name, tuple(self.steps))
+
+
+class _Choice:
+    """An enabled (action, successor) pair whose repr is the action label (Hypothesis prints it)."""
+
+    __slots__ = ("pair",)
+
+    def __init__(self, pair):
+        self.pair = pair
+
+    def __repr__(self) -> str:
+        return self.pair[0].label()
+
+
+def _invariant_for(check: Check):
+    def judge(self):
+        self._judge(check)
+
+    judge.__name__ = check.name
+    return invariant()(judge)
+
+
+def machine_for(ctx: Context, watched: Iterable[Check], witnessing: Iterable[Check], stats: WalkStats) -> type:
+    """A ``KepWalk`` subclass bound to one context, with one invariant per watched check."""
+    watched = tuple(watched)
+    namespace = {"ctx": ctx, "watched": watched, "witnessing": tuple(witnessing), "stats": stats}
+    namespace.update({check.name: _invariant_for(check) for check in watched})
+    return type(f"KepWalk_{ctx.scenario.name.replace('-', '_').replace('.', '_')}", (KepWalk,), namespace)
+
+
+# --- the engine ------------------------------------------------------------------------------------
+
+def _replayed(ctx: Context, steps: tuple) -> Trace:
+    """The recorded walk, replayed through the model; it must reach the same states."""
+    trace = Trace(tuple(steps))
+    again = replay(ctx, trace.labels)
+    if [state for _, state in again.steps] != [state for _, state in trace.steps]:
+        raise ReplayMismatch(f"{ctx.scenario.name}: walk {trace.labels} replays to different states")
+    return again
+
+
+def _first_violation(ctx: Context, check: Check, labels: list[str]) -> int | None:
+    """How many of ``labels`` it takes, replayed from the initial state, to violate ``check``; None
+    if the labels stop being enabled, or never violate it."""
+    state = initial_state(ctx)
+    if check.scope == "state" and not check.predicate(ctx, state):
+        return 0
+    for taken, label in enumerate(labels, start=1):
+        step = next(((a, s) for a, s in next_steps(ctx, state) if a.label() == label), None)
+        if step is None:
+            return None
+        action, after = step
+        if check.scope == "state":
+            if not check.predicate(ctx, after):
+                return taken
+        elif not check.predicate(ctx, state, action, after):
+            return taken
+        state = after
+    return None
+
+
+def _minimise(ctx: Context, check: Check, labels: list[str]) -> list[str]:
+    """Delete steps of a violating walk while it still violates ``check`` (one step at a time, each
+    candidate replayed through the model), and cut it at the first violation. Hypothesis shrinks
+    the choices it made; this finishes the job where deleting a step changes what the later choice
+    indices mean (the enabled list differs), which Hypothesis' shrinker cannot see through."""
+    cut = _first_violation(ctx, check, labels)
+    if cut is None:
+        raise ReplayMismatch(f"{check.name}: the walk {labels} does not violate it when replayed")
+    labels = labels[:cut]
+    improved = True
+    while improved:
+        improved = False
+        for i in range(len(labels)):
+            candidate = labels[:i] + labels[i + 1:]
+            cut = _first_violation(ctx, check, candidate)
+            if cut is not None:
+                labels, improved = candidate[:cut], True
+                break
+    return labels
+
+
+def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, *, examples: int | None = None,
+                 steps: int | None = None, seed: int = 0, profile: str = "ci", differential: bool = True,
+                 scenario_name: str = "") -> list[CheckResult]:
+    """Random walks over ``ctx``: one ``CheckResult`` per property (catalog order), then one per
+    differential check (``differential=True``), all with ``engine="random"``.
+
+    ``examples`` walks of at most ``steps`` steps per run; ``None`` takes the profile's
+    (``ci``: 100 walks x 50 steps, ``deep``: 2000 x 100). ``profile`` is ``"ci"`` or ``"deep"``
+    (registered with Hypothesis as ``kepcheck-ci`` / ``kepcheck-deep``; both derandomized, no
+    example database, no deadline). ``states`` counts the distinct states the
+    walks visited, ``transitions`` the steps taken, ``depth`` the longest walk — over every run,
+    shrinking included.
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
+    started = time.perf_counter()
+    properties = list(properties)
+    checks = walk_checks(ctx, properties, differential)
+    remaining = [c for c in checks if c.kind == ALWAYS]
+    witnessing = [c for c in checks if c.kind == SOMETIMES]
+    stats = WalkStats()
+    violations: dict[str, Trace] = {}
+    shrunk: dict[str, int] = {}  # check name -> length of the walk as Hypothesis shrank it
+    base = settings.get_profile(f"kepcheck-{profile}")
+    examples = base.max_examples if examples is None else examples
+    steps = base.stateful_step_count if steps is None else steps
+    run_settings = settings(base, max_examples=examples, stateful_step_count=steps)
+    runs = 0
+    while True:
+        runs += 1
+        machine = hypothesis_seed(seed)(machine_for(ctx, remaining, witnessing, stats))
+        try:
+            run_state_machine_as_test(machine, settings=run_settings)
+        except PropertyViolation as violation:
+            check = next(c for c in remaining if c.name == violation.name)
+            walk = _replayed(ctx, violation.steps)  # the walk as Hypothesis shrank it
+            violations[check.name] = replay(ctx, _minimise(ctx, check, walk.labels))
+            shrunk[check.name] = len(walk)
+            remaining = [c for c in remaining if c.name != check.name]
+            if remaining:
+                continue
+        break
+    seconds = time.perf_counter() - started
+    budget = (f"random walks, not a proof: {runs} run(s) of up to {examples} walks x {steps} steps "
+              f"(seed {seed}, profile {profile}); {stats.walks} walks, {stats.transitions} steps, "
+              f"{len(stats.states)} distinct states")
+
+    def found(name: str) -> str:
+        return (f"found by random walks ({budget}); Hypothesis shrank the walk to {shrunk[name]} steps, "
+                f"step deletion to {len(violations[name])}")
+
+    def record(name: str, kind: str, ref: str) -> CheckResult:
+        return CheckResult(
+            scenario=scenario_name or ctx.scenario.name, variant=ctx.variant.name, property=name, kind=kind,
+            engine="random", verdict=INCONCLUSIVE, states=len(stats.states), transitions=stats.transitions,
+            depth=stats.deepest, seconds=seconds, reason=budget, ref=ref, mutants=tuple(sorted(ctx.mutants)),
+        )
+
+    results = []
+    by_name = {c.name: c for c in checks}
+    for spec in properties:
+        result = record(spec.name, spec.kind, spec.ref)
+        if spec.kind == EVENTUALLY:
+            result.verdict, result.reason = NOT_CHECKED, "eventually-properties are not judged on finite random walks"
+        elif spec.kind == ALWAYS and spec.name in violations:
+            result.verdict, result.trace, result.reason = VIOLATED, violations[spec.name], found(spec.name)
+        elif spec.kind == SOMETIMES and spec.name in stats.witnesses:
+            result.verdict, result.trace, result.reason = HOLDS, _replayed(ctx, stats.witnesses[spec.name]), ""
+        results.append(result)
+    for name, _, _, ref in DIFFERENTIAL_CHECKS:
+        if name in by_name:
+            result = record(name, ALWAYS, ref)
+            if name in violations:
+                result.verdict, result.trace, result.reason = VIOLATED, violations[name], found(name)
+            results.append(result)
+    return results
