@@ -79,7 +79,7 @@ def test_malformed_scenario_file_exits_2_with_one_line(capsys, tmp_path, text, f
 
 
 @pytest.mark.parametrize("argv", [["check", "--variant", "nope"], ["check", "--property", "Nope"],
-                                  ["check", "--scenario", "nope"], ["check", "--engine", "bmc"],
+                                  ["check", "--scenario", "nope"], ["check", "--engine", "nope"],
                                   ["check", "--max-states", "0"], ["replay", "--scenario", "two-nodes", "Nope(pod=x)"]])
 def test_usage_errors_exit_2(capsys, argv):
     code, _, err = run(capsys, *argv)
