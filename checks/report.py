@@ -136,12 +136,8 @@ def format_trace(ctx: Context, trace: Trace) -> str:
 
 def _scenario_argument(ctx: Context) -> str:
     """The shipped scenario's name, or the file a scenario was loaded from."""
-    from pathlib import Path
-
-    from spec.scenarios import SCENARIO_DIR
-
     source = ctx.scenario.source
-    if not source or Path(source).resolve().parent == SCENARIO_DIR.resolve():
+    if not source or source.startswith("spec/scenarios/"):
         return ctx.scenario.name
     return source
 

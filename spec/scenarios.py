@@ -177,9 +177,15 @@ class _Reader:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate one scenario file."""
+    """Load and validate one scenario file.
+
+    A shipped scenario's source is written relative to the project (``spec/scenarios/…``) so that
+    reports and traces are identical in every clone; any other file keeps the path it was given.
+    """
     path = Path(path)
     source = str(path)
+    if path.resolve().parent == SCENARIO_DIR.resolve():
+        source = f"spec/scenarios/{path.name}"
     reader = _Reader(source)
     try:
         text = path.read_text(encoding="utf-8")
