@@ -55,6 +55,7 @@ __all__ = [
 ]
 
 PROVED = "proved"
+_SIMPLIFY = True
 
 
 class EngineError(RuntimeError):
@@ -450,20 +451,37 @@ def _check(solver: z3.Solver, deadline: float | None, *assumptions):
     return result, (solver.reason_unknown() if result == z3.unknown else "")
 
 
+def _proved_invariants(ctx: Context, timeout, parametric) -> list:
+    """The strengthening invariants, once their conjunction is proved (k <= 2) for this context;
+    none otherwise. A proved invariant holds in every reachable state, so assuming it at every step
+    of an unrolling removes only unreachable states."""
+    from model.strengthening import STRENGTHENING
+
+    proved, _, _ = prove_strengthening(ctx, 2, timeout=timeout, parametric=parametric)
+    return [_named(f, name) for name, f in STRENGTHENING.items()] if proved else []
+
+
 def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, depth: int = 10, *,
-              timeout: float | None = None, parametric=None, per_depth: list | None = None) -> list[CheckResult]:
+              timeout: float | None = None, parametric=None, per_depth: list | None = None,
+              strengthen: bool = True) -> list[CheckResult]:
     """Bounded model checking of every ``always`` property to ``depth`` actions.
 
     One incremental solver: I(s_0), then for k = 0, 1, …: T(s_k-1, s_k) is added and, per property not
     yet violated, bad(k) is checked under push/pop. A violation is reported at the first (shortest)
     depth with a replayed trace; no violation up to ``depth`` is ``inconclusive``. ``timeout`` (seconds)
     bounds the whole run. ``parametric=(low, high)`` leaves the sizes symbolic. ``per_depth``, when
-    given, receives ``(k, seconds)`` for every depth completed.
+    given, receives ``(k, seconds)`` for every depth completed. ``strengthen``: the strengthening
+    invariants are proved first and then assumed at every step, Inv(s_0) ∧ … ∧ Inv(s_k) (sound: a
+    proved invariant excludes only unreachable states; it prunes the solver's search). Each step's
+    T(s_k-1, s_k) ∧ Inv(s_k) is simplified once before it is asserted.
     """
     started = time.perf_counter()
     deadline = started + timeout if timeout else None
     properties = list(properties)
     unrolling, model_sizes = _setup(ctx, parametric)
+    invariants = []
+    if strengthen and any(spec.kind == ALWAYS for spec in properties):
+        invariants = _proved_invariants(ctx, timeout, parametric)
     solver = z3.Solver()
     solver.add(init_at(unrolling))
     results: dict[str, CheckResult] = {}
@@ -478,7 +496,8 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
     for k in range(depth + 1):
         step_started = time.perf_counter()
         if k > 0:
-            solver.add(transition(unrolling, k - 1))
+            step = z3.And(transition(unrolling, k - 1), invariants_at(unrolling, invariants, k))
+            solver.add(z3.simplify(step, som=False) if _SIMPLIFY else step)
         # one check for all open properties first: most depths find nothing
         solver.push()
         solver.add(z3.Or([bad_at(unrolling, spec, k) for spec in open_specs]))
