@@ -47,6 +47,10 @@ _TRACE_KINDS = (ALWAYS, EVENTUALLY)
 
 # --- small helpers ---------------------------------------------------------------------------------
 
+def _steps(count: int) -> str:
+    return f"{count} step" if count == 1 else f"{count} steps"
+
+
 def trace_file_name(result: CheckResult) -> str:
     """``<scenario>--<variant>--<property>.md`` (relative to the review's ``traces/`` folder)."""
     return f"{result.scenario}--{result.variant}--{result.property}.md"
@@ -395,7 +399,7 @@ def trace_markdown(ctx: Context, result: CheckResult) -> str:
         lines.append(f"- **Mutants:** {', '.join(sorted(ctx.mutants))}")
     if kind == EVENTUALLY:
         lines.append(f"- **Fairness assumed:** {', '.join(result.fairness) or 'none'}")
-    lines.append(f"- **Length:** {len(trace)} steps" + (f", a lasso looping back to step {trace.loop}"
+    lines.append(f"- **Length:** {_steps(len(trace))}" + (f", a lasso looping back to step {trace.loop}"
                                                         if trace.loop is not None else ""))
     lines += ["", "## What happens", "", narrative(ctx, result), "", "## Steps", ""]
     if trace.loop is not None:
@@ -822,7 +826,7 @@ def variant_diff(outcome, variant_a: str, variant_b: str, *, trace_links: str | 
                 what = "witness" if r.kind == SOMETIMES else ("lasso" if r.trace.loop is not None else "counterexample")
                 link = (f" — [trace report]({trace_links}{trace_file_name(r)})"
                         if trace_links is not None and _has_report(r) else "")
-                body.append(f"  - {what} under `{r.variant}` ({len(r.trace)} steps){link}:")
+                body.append(f"  - {what} under `{r.variant}` ({_steps(len(r.trace))}){link}:")
                 body.append(f"    `{replay_line(ctx, r.trace)[len('replay: '):]}`")
         body.append("")
     lines.append(f"{changes} verdicts change on {compared} scenarios compared"
