@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Iterable
 
 from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
@@ -77,9 +78,9 @@ def kep_system(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES) ->
     return TransitionSystem(
         initial=lambda: [initial_state(ctx)],
         successors=lambda state: next_steps(ctx, state),
-        state_properties=[(p.name, p.kind, (lambda s, f=PREDICATES[p.name]: f(ctx, s))) for p in properties
+        state_properties=[(p.name, p.kind, partial(PREDICATES[p.name], ctx)) for p in properties
                           if p.kind in (ALWAYS, SOMETIMES) and p.scope == "state"],
-        step_properties=[(p.name, p.kind, (lambda b, a, t, f=PREDICATES[p.name]: f(ctx, b, a, t))) for p in properties
+        step_properties=[(p.name, p.kind, partial(PREDICATES[p.name], ctx)) for p in properties
                          if p.kind in (ALWAYS, SOMETIMES) and p.scope == "step"],
     )
 
@@ -96,10 +97,10 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
     ``progress(states, transitions, depth)`` is called every 50,000 new states.
     """
     started = time.perf_counter()
-    canonical = symmetry or (lambda s: s)
-    state_props = system.state_properties
-    step_props = system.step_properties
+    canonical = symmetry
     result = Exploration()
+    found = result.found
+    counts = result.action_counts
     graph = None
     if keep_graph:
         import networkx
@@ -110,18 +111,24 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
     parents: list = []
     depths: list = []
     queue: deque = deque()
+    # the properties not decided yet, each with whether a true value (sometimes) or a false one
+    # (always) decides it; a decided property is dropped from its list
+    open_state = [(name, kind == ALWAYS, predicate) for name, kind, predicate in system.state_properties]
+    open_step = [(name, kind == ALWAYS, predicate) for name, kind, predicate in system.step_properties]
 
     def check_state(state_id: int) -> None:
+        nonlocal open_state
         state = states[state_id]
-        for name, kind, predicate in state_props:
-            if name in result.found:
-                continue
+        for name, always, predicate in open_state:
             value = predicate(state)
-            if (kind == ALWAYS and not value) or (kind == SOMETIMES and value):
-                result.found[name] = _trace(parents, states, state_id)
+            if (not value) if always else value:
+                if name not in found:
+                    found[name] = _trace(parents, states, state_id)
+                open_state = [p for p in open_state if p[0] not in found]
 
     for init in system.initial():
-        init = canonical(init)
+        if canonical is not None:
+            init = canonical(init)
         if init in index:
             continue
         index[init] = len(states)
@@ -134,6 +141,7 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
         check_state(len(states) - 1)
 
     deadline = started + timeout if timeout else None
+    successors = system.successors
     while queue:
         if max_states is not None and len(states) >= max_states:
             result.complete, result.budget = False, f"state budget of {max_states} reached"
@@ -144,19 +152,21 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
         current = queue.popleft()
         before = states[current]
         enabled = 0
-        for action, after in system.successors(before):
+        for action, after in successors(before):
             enabled += 1
             result.transitions += 1
-            result.action_counts[action.name] = result.action_counts.get(action.name, 0) + 1
+            name = action.name
+            counts[name] = counts.get(name, 0) + 1
             if step_hook is not None:
                 step_hook(before, action, after)
-            for name, kind, predicate in step_props:
-                if name in result.found:
-                    continue
+            for name, always, predicate in open_step:
                 value = predicate(before, action, after)
-                if (kind == ALWAYS and not value) or (kind == SOMETIMES and value):
-                    result.found[name] = _trace(parents, states, current, (action.label(), after))
-            after = canonical(after)
+                if (not value) if always else value:
+                    if name not in found:
+                        found[name] = _trace(parents, states, current, (action.label(), after))
+                    open_step = [p for p in open_step if p[0] not in found]
+            if canonical is not None:
+                after = canonical(after)
             target = index.get(after)
             if target is None:
                 if max_states is not None and len(states) >= max_states:

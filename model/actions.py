@@ -25,16 +25,16 @@ a pending resize through), PodDisruptionBudgets.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import product
 from typing import Callable, Iterator
 
 from spec.vocabulary import Phase, Queue, ResizeReason
 
-from model.context import Context
+from model.context import Context, any_state_memo, concrete_pod, node_local, state_memo
 from model.expr import and_, any_, implies, is_false, ite, not_, or_, pick, veq, vle, vzero
 from model.preemption import chosen_node, select_victims
-from model.state import NO_NODE, NO_POD, PodState, State
+from model.state import NO_NODE, NO_POD, PodState, State, evolve
 from model.views import (
     assigned, fits_deferred_pod, fits_new_pod, kubelet_fits_admission, kubelet_fits_resize, scheduler_footprint,
 )
@@ -60,15 +60,30 @@ class Action:
         return self.label()
 
 
+# --- per-state memo (concrete states only) -------------------------------------------------------
+
+def _per_state(ctx: Context, state: State, key, compute: Callable):
+    """``compute()``, a pure function of ``(ctx, state)`` named by ``key``, memoised for a concrete
+    state (several actions share one scheduling cycle's work: the pending pod's fit and victims,
+    the Deferred pod's fit and victims, the kubelet's retry pass). On a symbolic state the memo
+    shares the Z3 terms among the actions of one step (``model/context.any_state_memo``)."""
+    memo = any_state_memo(ctx, state)
+    key = ("actions", key)
+    value = memo.get(key, _MISSING)
+    if value is _MISSING:
+        value = memo[key] = compute()
+    return value
+
+
 # --- effect helpers ---------------------------------------------------------------------------------
 
 def _guarded(pod: PodState, condition, fields: dict) -> PodState:
     """``pod`` with ``fields`` changed where ``condition`` holds (concretely: changed or not)."""
     if condition is True:
-        return replace(pod, **fields)
+        return evolve(pod, **fields)
     if condition is False:
         return pod
-    return replace(pod, **{name: ite(condition, value, getattr(pod, name)) for name, value in fields.items()})
+    return evolve(pod, **{name: ite(condition, value, getattr(pod, name)) for name, value in fields.items()})
 
 
 def _update(state: State, changes: list) -> State:
@@ -76,7 +91,7 @@ def _update(state: State, changes: list) -> State:
     pods = list(state.pods)
     for index, condition, fields in changes:
         pods[index] = _guarded(pods[index], condition, fields)
-    return replace(state, pods=tuple(pods))
+    return evolve(state, pods=tuple(pods))
 
 
 def _set(state: State, index: int, **fields) -> State:
@@ -86,7 +101,7 @@ def _set(state: State, index: int, **fields) -> State:
 def _mark_retry_due(state: State, node) -> State:
     """The kubelet of ``node`` (a state value) owes a retry pass over its pending resizes."""
     due = tuple(or_(node == n, flag) for n, flag in enumerate(state.retry_due))
-    return replace(state, retry_due=due)
+    return evolve(state, retry_due=due)
 
 
 def _budget(ctx: Context, state: State, event: int):
@@ -95,7 +110,7 @@ def _budget(ctx: Context, state: State, event: int):
 
 def _use_event(state: State, event: int) -> State:
     used = tuple(True if i == event else flag for i, flag in enumerate(state.env_used))
-    return replace(state, env_used=used, env_events=state.env_events + 1)
+    return evolve(state, env_used=used, env_events=state.env_events + 1)
 
 
 def _menu(ctx: Context, kind: str):
@@ -175,8 +190,10 @@ def at_head(ctx: Context, state: State, claimant: int):
     """The next scheduling cycle may pop ``claimant``: it is in activeQ and no pod of higher
     priority is (PrioritySort; pods of equal priority in any order)."""
     priority = ctx.priorities[claimant]
-    return and_(state.pods[claimant].queue == Queue.ACTIVE,
-                *(state.pods[j].queue != Queue.ACTIVE for j in ctx.pod_range if ctx.priorities[j] > priority))
+    active = state.pods[claimant].queue == Queue.ACTIVE
+    if is_false(active):
+        return False
+    return and_(active, *(state.pods[j].queue != Queue.ACTIVE for j in ctx.pod_range if ctx.priorities[j] > priority))
 
 
 def _victims_terminating_on(ctx: Context, state: State, claimant: int, node):
@@ -239,7 +256,8 @@ class _PendingCycle:
                 if is_false(resolvable):
                     continue
                 candidate, victims = select_victims(
-                    ctx, state, claimant, node, lambda removed, node=node: fits_new_pod(ctx, state, claimant, node, removed))
+                    ctx, state, claimant, node, lambda removed, node=node: fits_new_pod(ctx, state, claimant, node, removed),
+                    memo="fits_new_pod")
                 candidate = and_(resolvable, candidate)
                 if not is_false(candidate):
                     options[node] = (candidate, victims)
@@ -252,8 +270,15 @@ class _PendingCycle:
 
 def _pending_cycles(ctx: Context, state: State):
     """(claimant, head-and-pending condition, cycle) for each pod the scheduler may pop as pending."""
+    return _per_state(ctx, state, "pending-cycles", lambda: list(_pending_cycles_of(ctx, state)))
+
+
+def _pending_cycles_of(ctx: Context, state: State):
     for claimant in ctx.pod_range:
-        base = and_(at_head(ctx, state, claimant), state.pods[claimant].phase == Phase.PENDING)
+        pending = state.pods[claimant].phase == Phase.PENDING
+        if is_false(pending):
+            continue
+        base = and_(at_head(ctx, state, claimant), pending)
         if not is_false(base):
             yield claimant, base, _PendingCycle(ctx, state, claimant)
 
@@ -318,19 +343,31 @@ def pod_unschedulable(ctx: Context, state: State):
 
 def _deferred_cycles(ctx: Context, state: State):
     """(claimant, condition, fits) for each pod the scheduler may pop as a Deferred resize."""
+    return _per_state(ctx, state, "deferred-cycles", lambda: list(_deferred_cycles_of(ctx, state)))
+
+
+def _deferred_cycles_of(ctx: Context, state: State):
     for claimant in ctx.pod_range:
-        base = and_(at_head(ctx, state, claimant), _is_deferred(state.pods[claimant]))
+        deferred = _is_deferred(state.pods[claimant])
+        if is_false(deferred):
+            continue
+        base = and_(at_head(ctx, state, claimant), deferred)
         if not is_false(base):
             yield claimant, base, fits_deferred_pod(ctx, state, claimant)
 
 
 def _resize_victims(ctx: Context, state: State, claimant: int):
     """(candidate, victims) for a Deferred pod on its own node (reference §4.3 (3)-(5), §4.4)."""
+    return _per_state(ctx, state, ("resize-victims", claimant), lambda: _resize_victims_of(ctx, state, claimant))
+
+
+def _resize_victims_of(ctx: Context, state: State, claimant: int):
     eligible = resize_preemption_eligible(ctx, state, claimant)
     if is_false(eligible):
         return False, {}
     candidate, victims = select_victims(ctx, state, claimant, state.pods[claimant].node,
-                                        lambda removed: fits_deferred_pod(ctx, state, claimant, removed))
+                                        lambda removed: fits_deferred_pod(ctx, state, claimant, removed),
+                                        memo="fits_deferred_pod")
     return and_(eligible, candidate), victims
 
 
@@ -461,6 +498,36 @@ def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[in
 def _retry_pass(ctx: Context, state: State, node: int) -> State:
     """One pass of retryPendingResizes over every pending resize of the node, in order; an
     allocation earlier in the pass reduces room for later ones (reference §2.2, §2.3)."""
+    return _per_state(ctx, state, ("retry-pass", node), lambda: _retry_pass_of(ctx, state, node))
+
+
+def _retry_pass_of(ctx: Context, state: State, node: int) -> State:
+    state = _retry_pods(ctx, state, node)
+    due = tuple(False if n == node else flag for n, flag in enumerate(state.retry_due))
+    return evolve(state, retry_due=due)
+
+
+def _retry_pods(ctx: Context, state: State, node: int) -> State:
+    """The pass over the node's pending resizes (the pods it rewrites). It reads and writes only
+    the pods on ``node``: on a concrete state the pods it rewrites are memoised on those."""
+    if state_memo(ctx, state) is None:
+        return _retry_pods_of(ctx, state, node)
+    rewritten = node_local(ctx, state, node, "retry-pass", lambda: _rewritten(state, _retry_pods_of(ctx, state, node)),
+                           keep=lambda value: True)
+    if not rewritten:
+        return state
+    pods = list(state.pods)
+    for i, pod in rewritten:
+        # a rewritten pod is a new object, as _update makes it (never the object already in place)
+        pods[i] = pod if pod is not pods[i] else evolve(pod)
+    return evolve(state, pods=tuple(pods))
+
+
+def _rewritten(before: State, after: State) -> tuple:
+    return tuple((i, new) for i, (old, new) in enumerate(zip(before.pods, after.pods)) if new is not old)
+
+
+def _retry_pods_of(ctx: Context, state: State, node: int) -> State:
     forget = ctx.has("forget-pending-condition")
     for i, in_slot in pending_resize_slots(ctx, state, node):
         pod = state.pods[i]
@@ -476,16 +543,18 @@ def _retry_pass(ctx: Context, state: State, node: int) -> State:
                       allocated=ite(fits, pod.desired, pod.allocated),
                       in_progress=ite(fits, not_(veq(pod.desired, pod.actual)), pod.in_progress))
         state = _update(state, [(i, in_slot, fields)])
-    due = tuple(False if n == node else flag for n, flag in enumerate(state.retry_due))
-    return replace(state, retry_due=due)
+    return state
 
 
 def retry_pending_resizes(ctx: Context, state: State):
     """The kubelet handles a pod update or a pod removal on its node and retries every pending
     resize (triggers pod_resized / pod_updated / pods_removed / pod_terminated; reference §2.3)."""
     for node in ctx.node_range:
-        guard = or_(state.retry_due[node],
-                    *(and_(_is_running(pod), pod.node == node, not_(pod.observed)) for pod in state.pods))
+        # per pod: it runs on the node with a resize the kubelet has not looked at (memoised on the
+        # node's pods for concrete states)
+        unobserved = node_local(ctx, state, node, "unobserved-on-node", lambda node=node: tuple(
+            and_(_is_running(pod), pod.node == node, not_(pod.observed)) for pod in state.pods))
+        guard = or_(state.retry_due[node], *unobserved)
         if is_false(guard):
             continue
         yield Action("RetryPendingResizes", (("node", ctx.node_names[node]),)), guard, _retry_pass(ctx, state, node)
@@ -496,7 +565,8 @@ def periodic_retry_pending_resizes(ctx: Context, state: State):
     if ctx.has("kubelet-never-retries-after-removal"):
         return
     for node in ctx.node_range:
-        guard = any_(and_(_is_deferred(pod), pod.node == node) for pod in state.pods)
+        guard = any_(node_local(ctx, state, node, "deferred-on-node", lambda node=node: tuple(
+            and_(_is_deferred(pod), pod.node == node) for pod in state.pods)))
         if is_false(guard):
             continue
         yield Action("PeriodicRetryPendingResizes", (("node", ctx.node_names[node]),)), guard, _retry_pass(ctx, state, node)
@@ -543,55 +613,144 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
     """
     changed: list[tuple[int, object, object]] = []  # (pod index, condition, node where its footprint changed)
     shrunk_terms = []
+    updated = []  # the indices of the pods that are new objects in this step
+    own_changes = {}  # their index -> condition that their own desired changed
     if before is not None:
         for i, (old, new) in enumerate(zip(before.pods, after.pods)):
             if old is new:
                 continue
-            shrunk_terms.append(and_(old.phase == Phase.PENDING, old.nominated != NO_NODE, new.phase == Phase.GONE))
-            was = assigned(old)
-            if is_false(was):
-                continue
-            still = assigned(new)
-            old_size, new_size = scheduler_footprint(ctx, old), scheduler_footprint(ctx, new)
-            resized = not_(veq(old_size, new_size))
-            smaller = or_(*(n < o for n, o in zip(new_size, old_size)))
-            condition = and_(was, or_(not_(still), resized))
-            if not is_false(condition):
+            updated.append(i)
+            terms, condition, own_changes[i] = _pod_event(ctx, old, new)
+            shrunk_terms += terms
+            if condition is not False:
                 changed.append((i, condition, old.node))
-            shrunk_terms.append(and_(was, or_(not_(still), and_(still, smaller))))
     shrunk = or_(*shrunk_terms)
-    gate = ctx.variant.gate_on
-    zero = vzero(ctx.width)
     changes = []
     quiet = is_false(shrunk)
-    for j, pod in enumerate(after.pods):
-        old = before.pods[j] if before is not None else None
-        if old is pod and quiet and all(is_false(node == pod.node) for _, _, node in changed):
-            continue  # an unchanged pod without events: the handlers already left it at a fixed point
-        pending = pod.phase == Phase.PENDING
-        candidate = and_(gate, _is_deferred(pod), not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
-        own_change = False if old is None or old is pod else not_(veq(old.desired, pod.desired))
-        others_changed = any_(and_(condition, node == pod.node) for _, condition, node in changed)
-        queue = ite(pending, ite(and_(pod.queue == Queue.UNSCHEDULABLE, shrunk), Queue.ACTIVE, pod.queue),
-                    ite(candidate,
-                        ite(or_(pod.queue == Queue.NOT_QUEUED,
-                                and_(pod.queue == Queue.UNSCHEDULABLE, or_(own_change, others_changed),
-                                     not ctx.has("scheduler-never-requeues-deferred"))),
-                            Queue.ACTIVE, pod.queue),
-                        Queue.NOT_QUEUED))
-        outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks
-        fields = dict(queue=queue, assumed=ite(outside, zero, pod.assumed), tracking=and_(not_(outside), pod.tracking),
-                      promised=ite(and_(_is_running(pod), not_(veq(pod.desired, pod.allocated))), pod.promised, zero))
-        if not ctx.has("resize-sets-nomination"):
-            # the nominated-node-name guard's nomination is cleared with the Deferred condition
-            fields["nominated"] = ite(and_(outside, assigned(pod)), NO_NODE, pod.nominated)
+    cache = None
+    if type(shrunk) is bool:  # concrete so far: memoise the handlers' effect per pod (below)
+        cache = ctx.cache.get(_OBSERVED)
+        if cache is None:
+            cache = ctx.cache[_OBSERVED] = {}
+    changed_nodes = [node for _, _, node in changed]
+    others_by_node = {}
+    before_pods = before.pods if before is not None else None
+    pods = None
+    after_pods = after.pods
+    # with no event, the loop below skips every pod that is not new: visit only the new ones
+    visit = updated if before is not None and quiet and not changed else range(len(after_pods))
+    for j in visit:
+        pod = after_pods[j]
+        old = before_pods[j] if before_pods is not None else None
+        if old is pod or old is None:
+            if quiet and old is pod:
+                for node in changed_nodes:
+                    if not is_false(node == pod.node):
+                        break
+                else:
+                    continue  # an unchanged pod without events: the handlers already left it at a fixed point
+            own_change = False
+        else:
+            own_change = own_changes[j]
+        if not changed:
+            others_changed = False
+        elif type(pod.node) is int:  # concrete node: the same answer for every pod on it
+            others_changed = others_by_node.get(pod.node, _MISSING)
+            if others_changed is _MISSING:
+                others_changed = others_by_node[pod.node] = _others_changed(changed, pod.node)
+        else:
+            others_changed = _others_changed(changed, pod.node)
+        if cache is not None and type(own_change) is bool and type(others_changed) is bool and concrete_pod(pod):
+            # concrete: the handlers' effect on this pod is a pure function of these four values
+            key = (pod, own_change, shrunk, others_changed)
+            handled = cache.get(key, _MISSING)
+            if handled is _MISSING:
+                fields = _observed_fields(ctx, pod, own_change, shrunk, others_changed)
+                # keep the pod object itself when nothing changes
+                same = all(getattr(pod, name) == value for name, value in fields.items())
+                handled = cache[key] = None if same else fields
+            if handled is not None:
+                if pods is None:
+                    pods = list(after.pods)
+                pods[j] = evolve(pod, **handled)
+            continue
+        fields = _observed_fields(ctx, pod, own_change, shrunk, others_changed)
         if isinstance(pod.phase, int):  # concrete: keep the pod object itself when nothing changes
             if all(getattr(pod, name) == value for name, value in fields.items()):
                 continue
         elif all(_same(getattr(pod, name), value) for name, value in fields.items()):
             continue
         changes.append((j, True, fields))
+    if pods is not None:
+        after = evolve(after, pods=tuple(pods))
     return _update(after, changes) if changes else after
+
+
+def _others_changed(changed: list, node):
+    """Another pod's footprint changed on ``node`` in this step (a queueing-hint event)."""
+    return any_(and_(condition, where == node) for _, condition, where in changed)
+
+
+_OBSERVED = "scheduler_observes"  # ctx.cache key of the concrete memo of _observed_fields
+_EVENTS = "scheduler_observes/events"  # ctx.cache key of the concrete memo of _pod_event
+_MISSING = object()
+
+
+def _pod_event(ctx: Context, old: PodState, new: PodState) -> tuple[list, object, object]:
+    """What the handlers see of one pod's update: the terms saying it freed room for unschedulable
+    pending pods, the condition that its scheduler footprint changed on its (old) node, and the
+    condition that its desired requests changed.
+    Concrete results are memoised per context (a pure function of the two pods)."""
+    concrete = concrete_pod(old) and concrete_pod(new)
+    if concrete:
+        cache = ctx.cache.get(_EVENTS)
+        if cache is None:
+            cache = ctx.cache[_EVENTS] = {}
+        key = (old, new)
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+    terms = [and_(old.phase == Phase.PENDING, old.nominated != NO_NODE, new.phase == Phase.GONE)]
+    condition = False
+    was = assigned(old)
+    if not is_false(was):
+        still = assigned(new)
+        old_size, new_size = scheduler_footprint(ctx, old), scheduler_footprint(ctx, new)
+        resized = not_(veq(old_size, new_size))
+        smaller = or_(*(n < o for n, o in zip(new_size, old_size)))
+        condition = and_(was, or_(not_(still), resized))
+        if is_false(condition):
+            condition = False
+        terms.append(and_(was, or_(not_(still), and_(still, smaller))))
+    own_change = not_(veq(old.desired, new.desired))
+    result = (terms, condition, own_change)
+    if concrete and all(type(t) is bool for t in terms) and type(condition) is bool and type(own_change) is bool:
+        cache[key] = result
+    return result
+
+
+def _observed_fields(ctx: Context, pod: PodState, own_change, shrunk, others_changed) -> dict:
+    """The fields the handlers write on one pod of the step's result: its queue, and what the
+    scheduler keeps for it (``own_change``: its own desired changed in this step; ``shrunk``: some
+    pod freed room; ``others_changed``: another pod on its node changed size or went away)."""
+    gate = ctx.variant.gate_on
+    zero = vzero(ctx.width)
+    pending = pod.phase == Phase.PENDING
+    candidate = and_(gate, _is_deferred(pod), not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
+    queue = ite(pending, ite(and_(pod.queue == Queue.UNSCHEDULABLE, shrunk), Queue.ACTIVE, pod.queue),
+                ite(candidate,
+                    ite(or_(pod.queue == Queue.NOT_QUEUED,
+                            and_(pod.queue == Queue.UNSCHEDULABLE, or_(own_change, others_changed),
+                                 not ctx.has("scheduler-never-requeues-deferred"))),
+                        Queue.ACTIVE, pod.queue),
+                    Queue.NOT_QUEUED))
+    outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks
+    fields = dict(queue=queue, assumed=ite(outside, zero, pod.assumed), tracking=and_(not_(outside), pod.tracking),
+                  promised=ite(and_(_is_running(pod), not_(veq(pod.desired, pod.allocated))), pod.promised, zero))
+    if not ctx.has("resize-sets-nomination"):
+        # the nominated-node-name guard's nomination is cleared with the Deferred condition
+        fields["nominated"] = ite(and_(outside, assigned(pod)), NO_NODE, pod.nominated)
+    return fields
 
 
 def _same(old, new) -> bool:

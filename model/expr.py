@@ -51,9 +51,24 @@ def _add(x, y):
     return x + y
 
 
+def _sub(x, y):
+    return x - y
+
+
 def is_concrete(*values: Any) -> bool:
     """True when every value is a plain Python int/bool/IntEnum (not a Z3 term)."""
-    return all(isinstance(v, int) for v in values)
+    for v in values:
+        if not isinstance(v, int):
+            return False
+    return True
+
+
+def _ints(vector: Sequence) -> bool:
+    """Every entry of ``vector`` is a concrete int (fast check for the explicit engine)."""
+    for x in vector:
+        if not isinstance(x, int):
+            return False
+    return True
 
 
 def _z3():
@@ -68,12 +83,53 @@ def ite(condition: Any, then: Any, otherwise: Any) -> Any:
         return then if condition else otherwise
     z3 = _z3()
     if isinstance(then, tuple):
-        return tuple(z3.If(condition, a, b) for a, b in zip(then, otherwise))
-    return z3.If(condition, then, otherwise)
+        return tuple(_z3_if(z3, condition, a, b) for a, b in zip(then, otherwise))
+    return _z3_if(z3, condition, then, otherwise)
+
+
+_CONSTANTS: dict = {}  # (type, value) -> Z3 constant in the main context (built once)
+
+
+def _constant(z3, value):
+    key = (type(value) is bool, value)
+    term = _CONSTANTS.get(key)
+    if term is None:
+        term = _CONSTANTS[key] = z3.BoolVal(value) if key[0] else z3.IntVal(value)
+    return term
+
+
+def _z3_if(z3, condition, then, otherwise):
+    """``z3.If`` that returns a branch when both branches are the same value or the same term
+    (the term is the same either way; skipping the ``If`` keeps the unrolled formulas small)."""
+    then_term, otherwise_term = z3.is_expr(then), z3.is_expr(otherwise)
+    if then_term and otherwise_term:
+        if then.eq(otherwise):
+            return then
+    elif not then_term and not otherwise_term:
+        if type(then) is type(otherwise) and then == otherwise:
+            return then
+        return z3.If(condition, then, otherwise)
+    # build the term directly: z3.If's argument coercion dominates the symbolic engine's time
+    ctx = condition.ctx
+    if not then_term:
+        then = _constant(z3, then)
+    if not otherwise_term:
+        otherwise = _constant(z3, otherwise)
+    if isinstance(then, z3.BoolRef) != isinstance(otherwise, z3.BoolRef):
+        return z3.If(condition, then, otherwise)
+    return z3.z3._to_expr_ref(z3.Z3_mk_ite(ctx.ref(), condition.as_ast(), then.as_ast(), otherwise.as_ast()), ctx)
 
 
 def and_(*terms: Any) -> Any:
     """Conjunction; short-circuits on concrete ``False``."""
+    for term in terms:  # fast path: every term concrete (``x is True`` <=> a bool that is true)
+        if term is True:
+            continue
+        if term is False:
+            return False
+        break
+    else:
+        return True
     symbolic = []
     for term in terms:
         if type(term) is bool:
@@ -88,6 +144,14 @@ def and_(*terms: Any) -> Any:
 
 def or_(*terms: Any) -> Any:
     """Disjunction; short-circuits on concrete ``True``."""
+    for term in terms:  # fast path: every term concrete
+        if term is False:
+            continue
+        if term is True:
+            return True
+        break
+    else:
+        return False
     symbolic = []
     for term in terms:
         if type(term) is bool:
@@ -101,8 +165,10 @@ def or_(*terms: Any) -> Any:
 
 
 def not_(term: Any) -> Any:
-    if type(term) is bool:
-        return not term
+    if term is True:
+        return False
+    if term is False:
+        return True
     return _z3().Not(term)
 
 
@@ -127,12 +193,19 @@ def vadd(a: Sequence, b: Sequence) -> tuple:
 
 
 def vsub(a: Sequence, b: Sequence) -> tuple:
-    return tuple(x - y for x, y in zip(a, b))
+    return tuple(map(_sub, a, b))
 
 
 def vmax(*vectors: Sequence) -> tuple:
     """Per-resource maximum of one or more vectors."""
-    if all(type(x) is int for vector in vectors for x in vector):
+    for vector in vectors:
+        for x in vector:
+            if type(x) is not int:
+                break
+        else:
+            continue
+        break
+    else:
         return tuple(map(max, *vectors))
     result = tuple(vectors[0])
     for vector in vectors[1:]:
@@ -146,8 +219,11 @@ def vmin(a: Sequence, b: Sequence) -> tuple:
 
 def vle(a: Sequence, b: Sequence) -> Any:
     """Every resource of ``a`` is at most the same resource of ``b``."""
-    if is_concrete(*a, *b):
-        return all(x <= y for x, y in zip(a, b))
+    if _ints(a) and _ints(b):
+        for x, y in zip(a, b):
+            if x > y:
+                return False
+        return True
     return and_(*(x <= y for x, y in zip(a, b)))
 
 
@@ -157,7 +233,7 @@ def vlt_any(a: Sequence, b: Sequence) -> Any:
 
 
 def veq(a: Sequence, b: Sequence) -> Any:
-    if is_concrete(*a, *b):
+    if _ints(a) and _ints(b):
         return tuple(a) == tuple(b)
     return and_(*(x == y for x, y in zip(a, b)))
 
@@ -218,7 +294,7 @@ def vsum_where(pairs: Iterable, width: int) -> tuple:
     for condition, vector in pairs:
         if condition is False:
             continue
-        total = vadd(total, vector if condition is True else ite(condition, tuple(vector), zero))
+        total = tuple(map(_add, total, vector if condition is True else ite(condition, tuple(vector), zero)))
     return total
 
 

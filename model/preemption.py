@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from model.context import Context
+from model.context import Context, node_local
 from model.expr import and_, is_false, ite, lex_less, max2, not_, or_
 from model.state import State
 from model.views import on_node
@@ -46,10 +46,26 @@ def potential_victims(ctx: Context, state: State, claimant: int, node) -> dict:
     return result
 
 
-def select_victims(ctx: Context, state: State, claimant: int, node, fits: Callable[[dict], object]):
+def select_victims(ctx: Context, state: State, claimant: int, node, fits: Callable[[dict], object], memo=None):
     """(candidate, victims): whether ``node`` is a candidate for ``claimant``, and for each pod
     index the condition that it is a victim. ``fits(removed)`` is the claimant's fit check with
-    the pods of ``removed`` (index -> condition) taken off the node."""
+    the pods of ``removed`` (index -> condition) taken off the node.
+
+    ``memo``: a name for ``fits`` when it reads only the claimant and the pods on or nominated to
+    ``node`` (``fits_new_pod``, ``fits_deferred_pod``); on concrete states the result is then
+    memoised on those pods (``model/context.node_local``). The result must not be modified."""
+    if memo is None:
+        return _select_victims(ctx, state, claimant, node, fits)
+    return node_local(ctx, state, node, ("select_victims", memo, claimant, state.pods[claimant]),
+                      lambda: _select_victims(ctx, state, claimant, node, fits), keep=_concrete_choice)
+
+
+def _concrete_choice(result) -> bool:
+    candidate, victims = result
+    return type(candidate) is bool and all(type(condition) is bool for condition in victims.values())
+
+
+def _select_victims(ctx: Context, state: State, claimant: int, node, fits: Callable[[dict], object]):
     potential = potential_victims(ctx, state, claimant, node)
     if not potential:
         return False, {}  # "No preemption victims found for incoming pod" (UnschedulableAndUnresolvable)

@@ -13,6 +13,7 @@ under the fairness the catalog states.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Callable
 
 from spec.properties import ALWAYS, PROPERTIES, SOMETIMES
@@ -20,7 +21,7 @@ from spec.vocabulary import Phase, ResizeReason
 
 from model.accounting import kubelet_resizing_pod_requests
 from model.actions import Action
-from model.context import Context
+from model.context import Context, changed_pods, node_local, pod_values
 from model.expr import (
     all_, and_, any_, implies, is_false, ite, nonzero, not_, or_, vadd, veq, vle, vmax, vmin, vsum_where, vzero,
 )
@@ -34,9 +35,11 @@ __all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "predicate_f
 # --- always ----------------------------------------------------------------------------------------
 
 def kubelet_never_overcommits(ctx: Context, state: State):
+    # each node's verdict reads only the pods on it (memoised on those for concrete states)
     return all_(
-        vle(vsum_where(((and_(pod.node == node, admitted(pod)), kubelet_footprint(pod)) for pod in state.pods),
-                       ctx.width), ctx.allocatable[node])
+        node_local(ctx, state, node, "KubeletNeverOvercommits", lambda node=node: vle(
+            vsum_where(((and_(pod.node == node, admitted(pod)), kubelet_footprint(pod)) for pod in state.pods),
+                       ctx.width), ctx.allocatable[node]))
         for node in ctx.node_range
     )
 
@@ -61,13 +64,15 @@ def kubelet_grants(ctx: Context, before: State, after: State) -> list:
     """The resizes the kubelet allocates in a step (the allocation grows): [(condition, claimant,
     node, size)]."""
     result = []
-    for i, (old, new) in enumerate(zip(before.pods, after.pods)):
-        if old is new:
-            continue
-        grows = and_(new.phase == Phase.RUNNING, or_(*(n > o for n, o in zip(new.allocated, old.allocated))))
+    for i, (grows, size) in changed_pods(before, after, "kubelet_grants", _allocation_grows):
         if not is_false(grows):
-            result.append((grows, i, new.node, vmax(new.allocated, new.actual)))
+            result.append((grows, i, after.pods[i].node, size))
     return result
+
+
+def _allocation_grows(i: int, old: PodState, new: PodState) -> tuple:
+    grows = and_(new.phase == Phase.RUNNING, or_(*(n > o for n, o in zip(new.allocated, old.allocated))))
+    return grows, (vmax(new.allocated, new.actual) if not is_false(grows) else None)
 
 
 def _held(ctx: Context, pod: PodState, index: int, claimant_priority: int):
@@ -83,16 +88,27 @@ def _grants_fit(ctx: Context, after: State, grants: list):
     """Each grant, plus the outstanding grants of equal or higher priority on its node (resize
     promises and nominations; a lower-priority one may be overtaken, reference §3.4), plus what the
     non-terminating pods hold, fits the node's allocatable."""
+    if not grants:
+        return True  # all_ of nothing
     verdicts = []
     for condition, claimant, node, size in grants:
-        priority = ctx.priorities[claimant]
-        pairs = [(and_(on_node(pod, node), pod.phase != Phase.TERMINATING), _held(ctx, pod, i, priority))
-                 for i, pod in enumerate(after.pods) if i != claimant]
-        pairs += [(and_(pod.phase == Phase.PENDING, pod.nominated == node), pod.desired)
-                  for i, pod in enumerate(after.pods) if i != claimant and ctx.priorities[i] >= priority]
-        total = vadd(size, vsum_where(pairs, ctx.width))
-        verdicts.append(implies(condition, vle(total, allocatable_of(ctx, node))))
+        if type(condition) is bool and isinstance(node, int) and all(isinstance(x, int) for x in size):
+            # reads only the pods on or nominated to the node (memoised on those for concrete states)
+            verdicts.append(node_local(ctx, after, node, ("grant-fits", condition, claimant, size),
+                                       lambda: _grant_fits(ctx, after, condition, claimant, node, size), transient=True))
+        else:
+            verdicts.append(_grant_fits(ctx, after, condition, claimant, node, size))
     return all_(verdicts)
+
+
+def _grant_fits(ctx: Context, after: State, condition, claimant: int, node, size):
+    priority = ctx.priorities[claimant]
+    pairs = [(and_(on_node(pod, node), pod.phase != Phase.TERMINATING), _held(ctx, pod, i, priority))
+             for i, pod in enumerate(after.pods) if i != claimant]
+    pairs += [(and_(pod.phase == Phase.PENDING, pod.nominated == node), pod.desired)
+              for i, pod in enumerate(after.pods) if i != claimant and ctx.priorities[i] >= priority]
+    total = vadd(size, vsum_where(pairs, ctx.width))
+    return implies(condition, vle(total, allocatable_of(ctx, node)))
 
 
 def no_double_reservation(ctx: Context, before: State, action: Action, after: State):
@@ -108,24 +124,25 @@ def bound_pods_admitted(ctx: Context, state: State):
 
 
 def victims_strictly_lower_priority(ctx: Context, state: State):
-    return all_(
+    per_pod = pod_values(ctx, state, "VictimsStrictlyLowerPriority", lambda i, pod: tuple(
         pod.preempted_by != preemptor
-        for i, pod in enumerate(state.pods)
         for preemptor in ctx.pod_range if ctx.priorities[i] >= ctx.priorities[preemptor]
-    )
+    ))
+    return all_(chain.from_iterable(per_pod))
 
 
 def new_victims(before: State, after: State) -> dict:
     """Pod index -> condition that the step evicted it by preemption."""
     result = {}
-    for i, (old, new) in enumerate(zip(before.pods, after.pods)):
-        if old is new:
-            continue
-        evicted = and_(or_(old.phase == Phase.BOUND, old.phase == Phase.RUNNING), new.phase == Phase.TERMINATING,
-                       new.preempted_by != NO_POD)
+    for i, evicted in changed_pods(before, after, "new_victims", _evicted):
         if not is_false(evicted):
             result[i] = evicted
     return result
+
+
+def _evicted(i: int, old: PodState, new: PodState):
+    return and_(or_(old.phase == Phase.BOUND, old.phase == Phase.RUNNING), new.phase == Phase.TERMINATING,
+                new.preempted_by != NO_POD)
 
 
 def _claimant(ctx: Context, action: Action) -> int:
@@ -183,14 +200,13 @@ def no_double_preemption(ctx: Context, before: State, action: Action, after: Sta
 
 def conditions_truthful(ctx: Context, state: State):
     nominations_allowed = ctx.variant.double_preemption_guard == "nominated-node-name"
-    return all_(
+    return all_(pod_values(ctx, state, "ConditionsTruthful", lambda i, pod:
         implies(pod.phase == Phase.RUNNING, and_(
             pod.in_progress == not_(veq(pod.allocated, pod.actual)),
             implies(pod.observed, (pod.resize != ResizeReason.NONE) == not_(veq(pod.desired, pod.allocated))),
             or_(nominations_allowed, pod.nominated == NO_NODE),
         ))
-        for pod in state.pods
-    )
+    ))
 
 
 # --- sometimes -------------------------------------------------------------------------------------
@@ -208,11 +224,12 @@ def resize_preempted(ctx: Context, before: State, action: Action, after: State):
 
 
 def resize_allocated_after_preemption(ctx: Context, before: State, action: Action, after: State):
-    return any_(
-        and_(nonzero(old.promised), new.phase == Phase.RUNNING, not_(veq(new.allocated, old.allocated)),
-             veq(new.allocated, new.desired))
-        for old, new in zip(before.pods, after.pods) if old is not new
-    )
+    return any_(value for _, value in changed_pods(before, after, "ResizeAllocatedAfterPreemption", _allocated_after_promise))
+
+
+def _allocated_after_promise(i: int, old: PodState, new: PodState):
+    return and_(nonzero(old.promised), new.phase == Phase.RUNNING, not_(veq(new.allocated, old.allocated)),
+                veq(new.allocated, new.desired))
 
 
 def victim_evicted(ctx: Context, before: State, action: Action, after: State):

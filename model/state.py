@@ -18,18 +18,24 @@ Fields that are not Kubernetes API state are marked:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections import namedtuple
+from dataclasses import MISSING, dataclass, fields, replace
 
 from spec.vocabulary import Phase, Queue, ResizeReason
 
-__all__ = ["PodState", "State", "NO_NODE", "NO_POD", "replace_pod", "type_ok"]
+__all__ = ["PodState", "State", "NO_NODE", "NO_POD", "evolve", "replace_pod", "type_ok"]
 
 NO_NODE = -1
 NO_POD = -1
 
+# A state is a value that the explicit engine builds, hashes and compares on every transition, so
+# ``PodState`` and ``State`` are tuples underneath (construction, hashing and equality in C; each
+# field is a named, read-only item). They are declared as dataclasses too: ``dataclasses.fields``,
+# ``dataclasses.replace`` and ``dataclasses.asdict`` work on them, from the declarations below.
 
-@dataclass(frozen=True, slots=True)
-class PodState:
+
+@dataclass(frozen=True)
+class _PodFields:
     phase: int  # spec.vocabulary.Phase
     node: int  # spec.nodeName as a node index, NO_NODE when unscheduled
     desired: tuple  # spec...resources.requests, one int per resource
@@ -46,15 +52,56 @@ class PodState:
     tracking: bool = False  # scheduler memory (in-memory guard): victims in flight are tracked
 
 
-@dataclass(frozen=True, slots=True)
-class State:
-    """The whole cluster. Fields hold plain ints, bools and tuples for the explicit engine, or Z3
-    terms for the symbolic engine; the model's functions treat both alike (``model/expr.py``)."""
-
+@dataclass(frozen=True)
+class _StateFields:
     pods: tuple  # tuple[PodState, ...] in scenario order
     retry_due: tuple  # per node: a pod was removed, so the kubelet owes a retry pass (pods_removed)
     env_used: tuple = ()  # per entry of the scenario's environment menu: it has happened
     env_events: int = 0  # environment events used so far (bounded by maxEvents)
+
+
+def _record(name: str, declaration):
+    """A named tuple with the fields (names and defaults) of a dataclass ``declaration``."""
+    declared = fields(declaration)
+    defaults = [f.default for f in declared if f.default is not MISSING]  # the trailing fields
+    return namedtuple(name, [f.name for f in declared], defaults=defaults)
+
+
+class PodState(_record("PodState", _PodFields)):
+    """One pod; fields as declared in ``_PodFields``."""
+
+    __slots__ = ()
+    __dataclass_fields__ = _PodFields.__dataclass_fields__
+    __dataclass_params__ = _PodFields.__dataclass_params__
+
+
+class State(_record("State", _StateFields)):
+    """The whole cluster; fields as declared in ``_StateFields``. Fields hold plain ints, bools and
+    tuples for the explicit engine, or Z3 terms for the symbolic engine; the model's functions
+    treat both alike (``model/expr.py``)."""
+
+    __slots__ = ()
+    __dataclass_fields__ = _StateFields.__dataclass_fields__
+    __dataclass_params__ = _StateFields.__dataclass_params__
+
+
+_tuple_new = tuple.__new__
+_INDEX = {cls: {name: i for i, name in enumerate(cls._fields)} for cls in (PodState, State)}
+
+
+def evolve(obj, **changes):
+    """``dataclasses.replace`` for ``PodState`` and ``State`` (always a new object)."""
+    cls = type(obj)
+    index = _INDEX.get(cls)
+    if index is None:
+        return replace(obj, **changes)
+    values = list(obj)
+    for name, value in changes.items():
+        position = index.get(name)
+        if position is None:
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+        values[position] = value
+    return _tuple_new(cls, values)
 
 
 def replace_pod(state: State, index: int, **changes) -> State:

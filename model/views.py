@@ -24,7 +24,7 @@ from __future__ import annotations
 from spec.vocabulary import Phase, ResizeReason
 
 from model.accounting import combine_totals, deferred_fit_delta, kubelet_other_pod_requests, kubelet_resizing_pod_requests
-from model.context import Context
+from model.context import Context, node_local
 from model.expr import and_, is_concrete, is_false, ite, not_, or_, pick, vadd, vle, vmax, vsub, vsum_where
 from model.state import PodState, State
 
@@ -119,8 +119,27 @@ def nominated_load(ctx: Context, state: State, node, priority: int, exclude: int
     )
 
 
+def _removed_key(removed):
+    """``removed`` as part of a memo key, or None when a condition is not concrete."""
+    if not removed:
+        return ()
+    for condition in removed.values():
+        if type(condition) is not bool:
+            return None
+    return tuple(removed.items())
+
+
 def fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed=None):
-    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5)."""
+    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5).
+    Reads the claimant and the pods on or nominated to ``node`` only (memoised on those)."""
+    removed_key = _removed_key(removed)
+    if removed_key is None:
+        return _fits_new_pod(ctx, state, claimant, node, removed)
+    return node_local(ctx, state, node, ("fits_new_pod", claimant, state.pods[claimant], removed_key),
+                      lambda: _fits_new_pod(ctx, state, claimant, node, removed))
+
+
+def _fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed):
     pod = state.pods[claimant]
     used = vadd(scheduler_requested(ctx, state, node, removed),
                 nominated_load(ctx, state, node, ctx.priorities[claimant], claimant))
@@ -133,7 +152,17 @@ def fits_deferred_pod(ctx: Context, state: State, claimant: int, removed=None):
     The pod is already in NodeInfo; the request checked is the excess of the queue copy over the
     cache copy, ``max(0, desired - cache footprint)``, against ``Allocatable - Requested``, for every
     resource the pod requests. With a synchronous informer the queue copy equals the cache copy.
+    Reads the claimant and the pods on or nominated to its node only (memoised on those).
     """
+    removed_key = _removed_key(removed)
+    if removed_key is None:
+        return _fits_deferred_pod(ctx, state, claimant, removed)
+    pod = state.pods[claimant]
+    return node_local(ctx, state, pod.node, ("fits_deferred_pod", claimant, pod, removed_key),
+                      lambda: _fits_deferred_pod(ctx, state, claimant, removed))
+
+
+def _fits_deferred_pod(ctx: Context, state: State, claimant: int, removed):
     pod = state.pods[claimant]
     delta = deferred_fit_delta(pod.desired, scheduler_footprint(ctx, pod))
     used = vadd(scheduler_requested(ctx, state, pod.node, removed, evaluating=claimant),
@@ -166,14 +195,31 @@ def _kubelet_others(ctx: Context, state: State, node, exclude: int, removed=None
 
 def kubelet_fits_resize(ctx: Context, state: State, index: int, removed=None):
     """The kubelet's resize admission: others at max(allocated, actual) + this pod as measured by the
-    variant (desired in the implementation, max in the KEP text) fit allocatable (reference §2.2)."""
+    variant (desired in the implementation, max in the KEP text) fit allocatable (reference §2.2).
+    Reads the pod and the pods on its node only (memoised on those)."""
+    removed_key = _removed_key(removed)
+    if removed_key is None:
+        return _kubelet_fits_resize(ctx, state, index, removed)
+    pod = state.pods[index]
+    return node_local(ctx, state, pod.node, ("kubelet_fits_resize", index, pod, removed_key),
+                      lambda: _kubelet_fits_resize(ctx, state, index, removed))
+
+
+def _kubelet_fits_resize(ctx: Context, state: State, index: int, removed):
     pod = state.pods[index]
     own = kubelet_resizing_pod_requests(pod.desired, pod.allocated, pod.actual, ctx.variant.kubelet_measure)
     return vle(vadd(_kubelet_others(ctx, state, pod.node, index, removed), own), allocatable_of(ctx, pod.node))
 
 
 def kubelet_fits_admission(ctx: Context, state: State, index: int):
-    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1)."""
+    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1).
+    Reads the pod and the pods on its node only (memoised on those)."""
+    pod = state.pods[index]
+    return node_local(ctx, state, pod.node, ("kubelet_fits_admission", index, pod),
+                      lambda: _kubelet_fits_admission(ctx, state, index))
+
+
+def _kubelet_fits_admission(ctx: Context, state: State, index: int):
     pod = state.pods[index]
     return vle(vadd(_kubelet_others(ctx, state, pod.node, index), pod.desired), allocatable_of(ctx, pod.node))
 
