@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from spec.vocabulary import Phase, Queue, ResizeReason
 
+from model.accounting import kubelet_other_pod_requests, kubelet_resizing_pod_requests
 from model.context import Context
-from model.expr import all_, and_, any_, implies, not_, or_, veq, vle
+from model.expr import all_, and_, any_, implies, is_concrete, is_false, not_, or_, pick, vadd, veq, vle
 from model.state import NO_NODE, NO_POD, State
-from model.views import allocatable_of, scheduler_requested
+from model.views import allocatable_of, kubelet_fits_resize, nominated_load, scheduler_requested
 
 __all__ = ["STRENGTHENING", "size_options", "start_node"]
 
@@ -213,18 +214,20 @@ def unchanged_pods_observed(ctx: Context, state: State):
 
 
 def victims_keep_promise(ctx: Context, state: State):
-    """While a victim evicted for a running pod is still terminating and that pod's resize is still
+    """While a pod evicted for a running pod is terminating or gone and that pod's resize is still
     outstanding (Deferred, desired != allocated), the pod carries the promise it preempted for: the
-    scheduler's handlers drop the promise only when the resize is allocated or the pod stops running. Claimed for pods without resizes in the menu
-    (a user may resize again after the allocation, making the pod Deferred anew while the old
-    victims still terminate: resize-superseded)."""
+    scheduler's handlers drop the promise only when the resize is allocated or the pod stops running,
+    and a scheduler restart keeps it (it is what the scheduler evicted for). Claimed while no resize
+    of that pod from the menu has been used (a user may resize again after the allocation, making
+    the pod Deferred anew while the old victims still terminate: resize-superseded); until then its
+    requests never change, so an allocation resolves the resize for good."""
     zero = (0,) * ctx.width
     terms = []
     for victim in state.pods:
         for j, claimant in enumerate(state.pods):
-            if _resize_entries(ctx, j):
-                continue
-            terms.append(implies(and_(victim.phase == Phase.TERMINATING, victim.preempted_by == j,
+            untouched = not_(any_(state.env_used[k] for k in _entries(ctx, j)))
+            terms.append(implies(and_(untouched, or_(victim.phase == Phase.TERMINATING, victim.phase == Phase.GONE),
+                                      victim.preempted_by == j,
                                       claimant.phase == Phase.RUNNING, claimant.resize == ResizeReason.DEFERRED,
                                       not_(veq(claimant.desired, claimant.allocated))),
                                  not_(veq(claimant.promised, zero))))
@@ -235,25 +238,48 @@ def _max_accounting(ctx: Context) -> bool:
     return ctx.variant.accounting == "max" and not ctx.mutants
 
 
+def _growing_entries(ctx: Context) -> list:
+    """The resize entries of the menu that may grow a pod's footprint (scheduler's or kubelet's):
+    their requests exceed, in some resource, a size the pod's allocation or actual size may have. A
+    resize at most every such size (e.g. a revert of an Infeasible resize) never grows one. With
+    symbolic sizes every resize entry counts as growing."""
+    growing = []
+    for k, event in enumerate(ctx.events):
+        if event.kind != "resize":
+            continue
+        held = _initial_allocation(ctx, event.pod) + size_options(ctx, event.pod)
+        values = tuple(event.requests) + tuple(x for size in held for x in size)
+        if not is_concrete(*values) or any(not all(r <= h for r, h in zip(event.requests, size)) for size in held):
+            growing.append(k)
+    return growing
+
+
+def _before_growth(ctx: Context, state: State):
+    """No resize that may grow a footprint has happened yet (see ``_growing_entries``)."""
+    return not_(any_(state.env_used[k] for k in _growing_entries(ctx)))
+
+
 def bound_pods_fit_scheduler_view(ctx: Context, state: State):
     """Under max accounting, while a pod is bound but not yet admitted, the scheduler's Requested on
     its node (every assigned pod at max(desired, allocated, actual), the bound pod at its desired,
     terminating pods included) fits allocatable: it fitted when the pod was bound, and since then
     footprints only shrink (allocations grow only to a desired size already counted, terminating
-    pods leave). Claimed only when no resize is in the menu (a user resize after the bind grows a
-    footprint: the resize-races-binding finding)."""
-    if not _max_accounting(ctx) or any(e.kind == "resize" for e in ctx.events):
+    pods leave). Claimed until a resize that may grow a footprint happens (a user resize after the
+    bind that grows one: the resize-races-binding finding; see ``_growing_entries``)."""
+    if not _max_accounting(ctx):
         return True
-    return all_(implies(any_(and_(pod.phase == Phase.BOUND, pod.node == node) for pod in state.pods),
-                        vle(scheduler_requested(ctx, state, node), allocatable_of(ctx, node)))
-                for node in ctx.node_range)
+    return implies(_before_growth(ctx, state),
+                   all_(implies(any_(and_(pod.phase == Phase.BOUND, pod.node == node) for pod in state.pods),
+                                vle(scheduler_requested(ctx, state, node), allocatable_of(ctx, node)))
+                        for node in ctx.node_range))
 
 
 def promises_fit_scheduler_view(ctx: Context, state: State):
     """Under max accounting, while a pod carries a resize promise, the scheduler's Requested over the
     non-terminating pods of its node fits allocatable: the scheduler preempted until it fitted with
-    the victims gone, and since then nothing grows (claimed only without resizes in the menu)."""
-    if not _max_accounting(ctx) or any(e.kind == "resize" for e in ctx.events):
+    the victims gone, and since then nothing grows (claimed until a resize that may grow a footprint
+    happens)."""
+    if not _max_accounting(ctx):
         return True
     zero = (0,) * ctx.width
     terms = []
@@ -261,6 +287,202 @@ def promises_fit_scheduler_view(ctx: Context, state: State):
         staying = {i: pod.phase == Phase.TERMINATING for i, pod in enumerate(state.pods)}
         promise = any_(and_(pod.node == node, not_(veq(pod.promised, zero))) for pod in state.pods)
         terms.append(implies(promise, vle(scheduler_requested(ctx, state, node, staying), allocatable_of(ctx, node))))
+    return implies(_before_growth(ctx, state), all_(terms))
+
+
+def allocation_history_before_resizes(ctx: Context, state: State):
+    """Until a user resizes a pod (while none of its resize entries of the menu is used) its
+    requests are the initial ones, the kubelet has observed them, and it has had at most two
+    allocations: a pod that starts on a node holds its initial allocation until the kubelet
+    allocates its requests (the only change the kubelet makes, never undone while the requests stay),
+    and its actual size is the initial one or an allocation it has had — the initial actual or
+    allocation while the allocation is still the initial one; a pod that starts without a node is
+    admitted at its requests (allocated = actual = requests) and keeps them while it is admitted
+    (terminating: or nothing, when it was evicted while bound)."""
+    zero = (0,) * ctx.width
+    terms = []
+    for i, pod in enumerate(state.pods):
+        entries = [k for k, event in enumerate(ctx.events) if event.kind == "resize" and event.pod == i]
+        untouched = not_(any_(state.env_used[k] for k in entries))
+        requests = tuple(ctx.scenario.pods[i].requests)
+        facts = [veq(pod.desired, requests), pod.observed] if entries else []
+        initial = _initial_allocation(ctx, i)
+        start = ctx.scenario.pods[i].resize
+        if start == "Infeasible":
+            facts.append(pod.resize == ResizeReason.INFEASIBLE)  # the kubelet re-evaluates it only after a resize
+        elif start != "Deferred":
+            facts.append(pod.resize == ResizeReason.NONE)
+        if initial:
+            allocated, actual = initial
+            facts += [_one_of(pod.allocated, [allocated, requests]),
+                      _one_of(pod.actual, [actual, allocated, requests]),
+                      implies(veq(pod.allocated, allocated), _one_of(pod.actual, [actual, allocated]))]
+        else:
+            holds = and_(veq(pod.allocated, requests), veq(pod.actual, requests))
+            facts += [implies(pod.phase == Phase.RUNNING, holds),
+                      implies(pod.phase == Phase.TERMINATING,
+                              or_(holds, and_(veq(pod.allocated, zero), veq(pod.actual, zero))))]
+        terms.append(implies(untouched, all_(facts)))
+    return all_(terms)
+
+
+def _size_changes_mixed(ctx: Context) -> bool:
+    """Some allocation change of a pod could grow one resource and shrink another (or the sizes are
+    symbolic with more than one resource, so this cannot be ruled out)."""
+    if ctx.width == 1:
+        return False
+    for i in ctx.pod_range:
+        sizes = _initial_allocation(ctx, i) + size_options(ctx, i)
+        if not is_concrete(*(x for size in sizes for x in size)):
+            return True
+        for old in sizes:
+            for new in sizes:
+                if any(n > o for n, o in zip(new, old)) and any(n < o for n, o in zip(new, old)):
+                    return True
+    return False
+
+
+def _deferred_fits_at_start(ctx: Context, index: int):
+    """The scenario declares the pod Deferred although the kubelet would admit its resize in the
+    initial state (the loader allows it): the condition on the initial sizes (a term when they are
+    symbolic)."""
+    spec = ctx.scenario.pods[index]
+    if spec.resize != "Deferred":
+        return False
+    allocated, actual = _initial_allocation(ctx, index)
+    own = kubelet_resizing_pod_requests(tuple(spec.requests), allocated, actual, ctx.variant.kubelet_measure)
+    total = own
+    for j, other in enumerate(ctx.scenario.pods):
+        if j != index and other.node == spec.node and not other.arrival:
+            total = vadd(total, kubelet_other_pod_requests(*_initial_allocation(ctx, j)))
+    return vle(total, ctx.allocatable[ctx.node_names.index(spec.node)])
+
+
+def deferred_resize_lacks_room(ctx: Context, state: State):
+    """A running pod the kubelet has marked Deferred (for its current requests) does not fit the
+    kubelet's view of its node unless the kubelet owes the node a retry pass: the pass that deferred
+    it found no room, later passes walk increasing resizes after every non-increasing one so room
+    only shrinks behind it, and everything else that frees room on a node (a pod removed, a resize
+    actuated) makes a retry due. Claimed for the Kubernetes retry order and without mutants, when no
+    allocation change can grow one resource and shrink another, and not for a pod declared Deferred
+    although it fits at the start."""
+    if ctx.mutants or ctx.variant.kubelet_order != "kubernetes" or _size_changes_mixed(ctx):
+        return True
+    terms = []
+    for i, pod in enumerate(state.pods):
+        premise = and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED, pod.observed,
+                       not_(pick(state.retry_due, pod.node, False)))
+        if is_false(premise):
+            continue
+        terms.append(implies(premise, or_(_deferred_fits_at_start(ctx, i), not_(kubelet_fits_resize(ctx, state, i)))))
+    return all_(terms)
+
+
+def _may_be_pending(ctx: Context, index: int) -> bool:
+    spec = ctx.scenario.pods[index]
+    return spec.node is None
+
+
+def nominations_fit_scheduler_view(ctx: Context, state: State):
+    """Under max accounting, a pending pod nominated to a node fits there in the scheduler's view
+    once the terminating pods are gone: the non-terminating pods of the node, the pods nominated
+    there with at least its priority, and itself fit allocatable. The scheduler nominated it after
+    evicting until it fitted (already terminating pods of higher priority counted), and since then
+    nothing on the node grows: allocations grow only to a desired size already counted, a pod bound
+    there or nominated there with at most its priority counted it, and a preemptor of higher
+    priority clears the nomination. Claimed until a resize that may grow a footprint happens,
+    when no pod starts nominated, and for a pod no other pod that may be pending outranks (a
+    higher-priority pod binds without counting it)."""
+    if not _max_accounting(ctx):
+        return True
+    if any(spec.nominated_node is not None for spec in ctx.scenario.pods):
+        return True
+    terms = []
+    for i, pod in enumerate(state.pods):
+        if not _may_be_pending(ctx, i):
+            continue
+        if any(_may_be_pending(ctx, j) and ctx.priorities[j] > ctx.priorities[i] for j in ctx.pod_range if j != i):
+            continue
+        for node in ctx.node_range:
+            staying = {j: other.phase == Phase.TERMINATING for j, other in enumerate(state.pods)}
+            used = vadd(vadd(scheduler_requested(ctx, state, node, staying),
+                             nominated_load(ctx, state, node, ctx.priorities[i], i)), pod.desired)
+            terms.append(implies(and_(pod.phase == Phase.PENDING, pod.nominated == node),
+                                 vle(used, allocatable_of(ctx, node))))
+    return implies(_before_growth(ctx, state), all_(terms))
+
+
+def _entries(ctx: Context, index: int) -> list:
+    return [k for k, event in enumerate(ctx.events) if event.kind == "resize" and event.pod == index]
+
+
+def resize_history(ctx: Context, state: State):
+    """What a pod's resize fields say about the user's resizes so far. Its requests are the initial
+    ones only while none of its resize entries is used (a menu resize differs from the initial
+    requests and no entry can be used twice), and otherwise the requests of a used entry. A pod that
+    starts Infeasible is never allocated its initial requests (the kubelet evaluates a pod again only
+    after a resize, which replaces them). A Deferred condition on requests the kubelet has not seen
+    yet was written for earlier requests: the pod started Deferred and was resized since, or it was
+    resized twice. A promise of a menu resize's requests means that resize was used. A resize promise is never the pod's allocation: it is the requests the scheduler
+    preempted for while they differed from the allocation, and the scheduler drops it when the
+    allocation changes (the kubelet allocates only the requests)."""
+    zero = (0,) * ctx.width
+    terms = []
+    for i, pod in enumerate(state.pods):
+        terms.append(implies(not_(veq(pod.promised, zero)), not_(veq(pod.promised, pod.allocated))))
+        entries = _entries(ctx, i)
+        if not entries:
+            continue
+        spec = ctx.scenario.pods[i]
+        initial = tuple(spec.requests)
+        if not is_concrete(*initial, *(x for k in entries for x in ctx.events[k].requests)):
+            continue
+        if all(tuple(ctx.events[k].requests) != initial for k in entries):
+            terms.append(implies(veq(pod.desired, initial), not_(any_(state.env_used[k] for k in entries))))
+        for option in {tuple(ctx.events[k].requests) for k in entries}:
+            if option == initial:
+                continue
+            users = [state.env_used[k] for k in entries if tuple(ctx.events[k].requests) == option]
+            terms.append(implies(veq(pod.desired, option), any_(users)))
+            terms.append(implies(veq(pod.promised, option), any_(users)))
+        if spec.resize == "Infeasible" and all(tuple(ctx.events[k].requests) != initial for k in entries):
+            allocation = _initial_allocation(ctx, i)
+            if allocation and initial not in allocation:
+                terms += [not_(veq(pod.allocated, initial)), not_(veq(pod.actual, initial))]
+        used = 0
+        for k in entries:
+            used = used + ite_int(state.env_used[k])
+        needed = 1 if spec.resize == "Deferred" else 2
+        terms.append(implies(and_(pod.resize == ResizeReason.DEFERRED, not_(pod.observed)), used >= needed))
+    return all_(terms)
+
+
+def _may_preempt_for_resize(ctx: Context, index: int) -> bool:
+    spec = ctx.scenario.pods[index]
+    return (ctx.variant.gate_on and spec.node is not None and not ctx.never_preempts[index]
+            and not ctx.resize_preemption_disabled[ctx.node_names.index(spec.node)]
+            and (spec.resize == "Deferred" or bool(_entries(ctx, index))))
+
+
+def preemptors_can_preempt(ctx: Context, state: State):
+    """DisruptionTarget names a pod that can preempt: a pod that may be pending (it starts without a
+    node) and whose preemptionPolicy allows it, or a pod whose resize may be Deferred (it starts
+    Deferred or the menu resizes it) on a node that does not opt out, with the gate on and
+    preemption allowed; a pod evicted for a resize is on the resizing pod's node, and an evicted pod
+    was on some node."""
+    nodes = len(ctx.node_names)
+    terms = []
+    for i, pod in enumerate(state.pods):
+        terms.append(implies(pod.preempted_by != NO_POD, and_(pod.node >= 0, pod.node < nodes)))
+        for j in ctx.pod_range:
+            if j == i:
+                continue
+            if ctx.scenario.pods[j].node is None and not ctx.never_preempts[j]:
+                continue  # a pending pod evicts on the node it chooses
+            if _may_preempt_for_resize(ctx, j):
+                terms.append(implies(pod.preempted_by == j, pod.node == start_node(ctx, j)))
+            else:
+                terms.append(pod.preempted_by != j)
     return all_(terms)
 
 
@@ -280,4 +502,9 @@ STRENGTHENING = {
     "VictimsKeepPromise": victims_keep_promise,
     "BoundPodsFitSchedulerView": bound_pods_fit_scheduler_view,
     "PromisesFitSchedulerView": promises_fit_scheduler_view,
+    "AllocationHistoryBeforeResizes": allocation_history_before_resizes,
+    "DeferredResizeLacksRoom": deferred_resize_lacks_room,
+    "NominationsFitSchedulerView": nominations_fit_scheduler_view,
+    "ResizeHistory": resize_history,
+    "PreemptorsCanPreempt": preemptors_can_preempt,
 }
