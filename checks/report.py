@@ -216,6 +216,7 @@ def result_record(ctx: Context | None, result: CheckResult) -> dict:
         "transitions": result.transitions,
         "depth": result.depth,
         "seconds": round(result.seconds, 3),
+        "reason": result.reason or None,
         "trace": trace_to_itf(ctx, result.trace, f"{result.property} {result.verdict}")
         if (result.trace is not None and ctx is not None) else None,
     }

@@ -10,7 +10,7 @@ from spec.manifest import Expectation, Manifest
 from checks import cli
 
 RECORD_KEYS = {"scenario", "variant", "property", "kind", "engine", "verdict", "expected", "states", "transitions",
-               "depth", "seconds", "trace"}
+               "depth", "seconds", "reason", "trace"}
 
 
 def run(capsys, *argv):
