@@ -129,14 +129,20 @@ def _removed_key(removed):
     return tuple(removed.items())
 
 
+def _on_node_memo(ctx: Context, state: State, name: str, pod: int, node, removed, compute):
+    """``compute(ctx, state, pod, node, removed)`` memoised on pod ``pod`` and the pods on or
+    nominated to ``node`` (``model/context.node_local``), unless a removal condition is symbolic."""
+    removed_key = _removed_key(removed)
+    if removed_key is None:
+        return compute(ctx, state, pod, node, removed)
+    return node_local(ctx, state, node, (name, pod, state.pods[pod], removed_key),
+                      lambda: compute(ctx, state, pod, node, removed))
+
+
 def fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed=None):
     """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5).
     Reads the claimant and the pods on or nominated to ``node`` only (memoised on those)."""
-    removed_key = _removed_key(removed)
-    if removed_key is None:
-        return _fits_new_pod(ctx, state, claimant, node, removed)
-    return node_local(ctx, state, node, ("fits_new_pod", claimant, state.pods[claimant], removed_key),
-                      lambda: _fits_new_pod(ctx, state, claimant, node, removed))
+    return _on_node_memo(ctx, state, "fits_new_pod", claimant, node, removed, _fits_new_pod)
 
 
 def _fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed):
@@ -154,15 +160,11 @@ def fits_deferred_pod(ctx: Context, state: State, claimant: int, removed=None):
     resource the pod requests. With a synchronous informer the queue copy equals the cache copy.
     Reads the claimant and the pods on or nominated to its node only (memoised on those).
     """
-    removed_key = _removed_key(removed)
-    if removed_key is None:
-        return _fits_deferred_pod(ctx, state, claimant, removed)
-    pod = state.pods[claimant]
-    return node_local(ctx, state, pod.node, ("fits_deferred_pod", claimant, pod, removed_key),
-                      lambda: _fits_deferred_pod(ctx, state, claimant, removed))
+    return _on_node_memo(ctx, state, "fits_deferred_pod", claimant, state.pods[claimant].node, removed,
+                         _fits_deferred_pod)
 
 
-def _fits_deferred_pod(ctx: Context, state: State, claimant: int, removed):
+def _fits_deferred_pod(ctx: Context, state: State, claimant: int, node, removed):
     pod = state.pods[claimant]
     delta = deferred_fit_delta(pod.desired, scheduler_footprint(ctx, pod))
     used = vadd(scheduler_requested(ctx, state, pod.node, removed, evaluating=claimant),
@@ -197,15 +199,11 @@ def kubelet_fits_resize(ctx: Context, state: State, index: int, removed=None):
     """The kubelet's resize admission: others at max(allocated, actual) + this pod as measured by the
     variant (desired in the implementation, max in the KEP text) fit allocatable (reference §2.2).
     Reads the pod and the pods on its node only (memoised on those)."""
-    removed_key = _removed_key(removed)
-    if removed_key is None:
-        return _kubelet_fits_resize(ctx, state, index, removed)
-    pod = state.pods[index]
-    return node_local(ctx, state, pod.node, ("kubelet_fits_resize", index, pod, removed_key),
-                      lambda: _kubelet_fits_resize(ctx, state, index, removed))
+    return _on_node_memo(ctx, state, "kubelet_fits_resize", index, state.pods[index].node, removed,
+                         _kubelet_fits_resize)
 
 
-def _kubelet_fits_resize(ctx: Context, state: State, index: int, removed):
+def _kubelet_fits_resize(ctx: Context, state: State, index: int, node, removed):
     pod = state.pods[index]
     own = kubelet_resizing_pod_requests(pod.desired, pod.allocated, pod.actual, ctx.variant.kubelet_measure)
     return vle(vadd(_kubelet_others(ctx, state, pod.node, index, removed), own), allocatable_of(ctx, pod.node))
