@@ -20,10 +20,8 @@ reduction, so reports rebuild traces with symmetry off.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from model.context import Context
-from model.state import NO_POD, State
+from model.state import NO_POD, State, evolve
 
 __all__ = ["symmetry_classes", "make_representative"]
 
@@ -47,7 +45,7 @@ def make_representative(ctx: Context):
     in_class = {i for members in classes for i in members}
 
     def key(pod):
-        return replace(pod, preempted_by=-2) if pod.preempted_by in in_class else pod
+        return evolve(pod, preempted_by=-2) if pod.preempted_by in in_class else pod
 
     def sort_key(pod):
         k = key(pod)
@@ -66,9 +64,9 @@ def make_representative(ctx: Context):
         if mapping == list(range(len(pods))):
             return state
         new_pods = [
-            replace(pod, preempted_by=mapping[pod.preempted_by]) if pod.preempted_by != NO_POD else pod
+            evolve(pod, preempted_by=mapping[pod.preempted_by]) if pod.preempted_by != NO_POD else pod
             for pod in new_pods
         ]
-        return replace(state, pods=tuple(new_pods))
+        return evolve(state, pods=tuple(new_pods))
 
     return representative
