@@ -374,7 +374,8 @@ def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, 
         break
     seconds = time.perf_counter() - started
     budget = (f"random walks, not a proof: {runs} run(s) of up to {examples} walks x {steps} steps "
-              f"(seed {seed}, profile {profile}); {stats.walks} walks, {stats.transitions} steps, "
+              f"(seed {seed}, profile {profile}); {stats.walks} walks run (Hypothesis adds a few for its own phases), "
+              f"{stats.transitions} steps, "
               f"{len(stats.states)} distinct states")
 
     def found(name: str) -> str:
