@@ -60,7 +60,7 @@ class Action:
         return self.label()
 
 
-# --- per-state memo (concrete states only) -------------------------------------------------------
+# --- per-state memo (shared by the actions of one state) --------------------------------------
 
 def _per_state(ctx: Context, state: State, key, compute: Callable):
     """``compute()``, a pure function of ``(ctx, state)`` named by ``key``, memoised for a concrete

@@ -105,10 +105,8 @@ def _z3_if(z3, condition, then, otherwise):
     if then_term and otherwise_term:
         if then.eq(otherwise):
             return then
-    elif not then_term and not otherwise_term:
-        if type(then) is type(otherwise) and then == otherwise:
-            return then
-        return z3.If(condition, then, otherwise)
+    elif not then_term and not otherwise_term and type(then) is type(otherwise) and then == otherwise:
+        return then
     # build the term directly: z3.If's argument coercion dominates the symbolic engine's time
     ctx = condition.ctx
     if not then_term:
