@@ -45,6 +45,7 @@ from checks.result import INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trac
 from checks.symbolic import at_time, symbolic_state
 from model.actions import transitions
 from model.context import Context, initial_state
+from model.expr import implies, int_variable, ite, z3_and, z3_eq, z3_not, z3_or
 from model.properties import PREDICATES
 from model.state import PodState, State
 
@@ -77,21 +78,9 @@ def state_leaves(state: State) -> list:
     return leaves
 
 
-def _term_eq(a, b):
-    if isinstance(a, bool) and isinstance(b, bool):
-        return a == b
-    if isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
-        return a == b
-    if not z3.is_expr(a):
-        a, b = b, a
-    if z3.is_bool(a):
-        return a == z3.BoolVal(bool(b)) if isinstance(b, (bool, int)) else a == b
-    return a == b
-
-
 def states_equal(a: State, b: State):
     """``a = b``, field by field."""
-    return z3.And([_as_bool(_term_eq(x, y)) for x, y in zip(state_leaves(a), state_leaves(b))])
+    return z3_and([z3_eq(x, y) for x, y in zip(state_leaves(a), state_leaves(b))])
 
 
 def _as_bool(term):
@@ -109,6 +98,7 @@ class Unrolling:
         self.assumptions = list(assumptions or [])  # parametric constraints
         self._states: dict[int, State] = {}
         self._instances: dict[int, list] = {}
+        self._chooses: dict[int, list] = {}
         self.build_seconds: dict[int, float] = {}
 
     def state(self, step: int) -> State:
@@ -125,18 +115,19 @@ class Unrolling:
         return self._instances[step]
 
     def selector(self, step: int):
-        return z3.Int(at_time("action", step))
+        return int_variable(at_time("action", step))
+
+    def chooses(self, step: int) -> list:
+        """``action@step = i`` for every action instance ``i`` of the step (built once)."""
+        if step not in self._chooses:
+            selector = self.selector(step)
+            self._chooses[step] = [selector == i for i in range(len(self.instances(step)))]
+        return self._chooses[step]
 
 
 def init_at(unrolling: Unrolling, step: int = 0):
     """I(s_step): the state at ``step`` is the scenario's initial state (plus the parametric bounds)."""
     return z3.And(states_equal(unrolling.state(step), unrolling.init), *unrolling.assumptions)
-
-
-def _term(value):
-    if z3.is_expr(value):
-        return value
-    return z3.BoolVal(value) if isinstance(value, bool) else z3.IntVal(int(value))
 
 
 def transition(unrolling: Unrolling, step: int):
@@ -148,23 +139,23 @@ def transition(unrolling: Unrolling, step: int):
     """
     selector = unrolling.selector(step)
     instances = unrolling.instances(step)
+    chooses = unrolling.chooses(step)
     parts = [selector >= 0, selector < len(instances)]
     for i, (_, guard, _) in enumerate(instances):
         if guard is not True:
-            parts.append(z3.Implies(selector == i, _as_bool(guard)))
+            parts.append(implies(chooses[i], guard))
     columns = [state_leaves(successor) for _, _, successor in instances]
     for j, leaf in enumerate(state_leaves(unrolling.state(step + 1))):
-        value = _term(columns[-1][j])
+        value = columns[-1][j]
         for i in range(len(instances) - 2, -1, -1):
-            candidate = columns[i][j]
-            value = z3.If(selector == i, _term(candidate), value)
-        parts.append(leaf == value)
-    return z3.And(parts)
+            value = ite(chooses[i], columns[i][j], value)
+        parts.append(z3_eq(leaf, value))
+    return z3_and(parts)
 
 
 def unroll(unrolling: Unrolling, k: int, start: int = 0):
     """T(s_start, s_start+1) ∧ … ∧ T(s_k-1, s_k)."""
-    return z3.And([transition(unrolling, t) for t in range(start, k)])
+    return z3_and([transition(unrolling, t) for t in range(start, k)])
 
 
 def _predicate(spec: PropertySpec):
@@ -179,9 +170,13 @@ def bad_at(unrolling: Unrolling, spec: PropertySpec, k: int):
         return z3.Not(_as_bool(predicate(ctx, unrolling.state(k))))
     if k == 0:
         return z3.BoolVal(False)
-    before, selector = unrolling.state(k - 1), unrolling.selector(k - 1)
-    return z3.Or([z3.And(selector == i, z3.Not(_as_bool(predicate(ctx, before, action, successor))))
-                  for i, (action, _, successor) in enumerate(unrolling.instances(k - 1))])
+    before, chooses = unrolling.state(k - 1), unrolling.chooses(k - 1)
+    violations = []
+    for i, (action, _, successor) in enumerate(unrolling.instances(k - 1)):
+        verdict = predicate(ctx, before, action, successor)
+        if verdict is not True:  # an instance that cannot violate the property adds nothing
+            violations.append(chooses[i] if verdict is False else z3_and([chooses[i], z3_not(verdict)]))
+    return z3_or(violations) if violations else z3.BoolVal(False)
 
 
 def holds_at(unrolling: Unrolling, spec: PropertySpec, k: int):
@@ -191,7 +186,7 @@ def holds_at(unrolling: Unrolling, spec: PropertySpec, k: int):
 
 def simple_path(unrolling: Unrolling, k: int, start: int = 0):
     """⋀_{start <= i < j <= k} s_i ≠ s_j."""
-    return z3.And([z3.Not(states_equal(unrolling.state(i), unrolling.state(j)))
+    return z3_and([z3_not(states_equal(unrolling.state(i), unrolling.state(j)))
                    for i in range(start, k + 1) for j in range(i + 1, k + 1)])
 
 
@@ -252,7 +247,7 @@ def _symbolic_vector(name: str, vector, resources, variables: dict, bounds) -> t
         if value == 0:
             result.append(0)
             continue
-        variable = z3.Int(f"{name}.{resource}")
+        variable = int_variable(f"{name}.{resource}")
         variables[f"{name}.{resource}"] = (variable, value)
         result.append(variable)
     return tuple(result)

@@ -15,6 +15,7 @@ from dataclasses import fields
 import z3
 
 from model.context import Context, initial_state
+from model.expr import int_variable
 from model.state import PodState, State
 
 __all__ = ["at_time", "symbolic_state", "concrete_bindings", "evaluate"]
@@ -37,17 +38,17 @@ def symbolic_state(ctx: Context, step: int) -> State:
         for field in fields(PodState):
             label = at_time(f"{name}.{field.name}", step)
             if field.name in _INT_FIELDS:
-                values[field.name] = z3.Int(label)
+                values[field.name] = int_variable(label)
             elif field.name in _BOOL_FIELDS:
                 values[field.name] = z3.Bool(label)
             else:
-                values[field.name] = tuple(z3.Int(f"{label}.{r}") for r in ctx.scenario.resources)
+                values[field.name] = tuple(int_variable(f"{label}.{r}") for r in ctx.scenario.resources)
         pods.append(PodState(**values))
     return State(
         pods=tuple(pods),
         retry_due=tuple(z3.Bool(at_time(f"retry_due.{n}", step)) for n in ctx.node_names),
         env_used=tuple(z3.Bool(at_time(f"env_used.{k}", step)) for k in range(len(ctx.events))),
-        env_events=z3.Int(at_time("env_events", step)),
+        env_events=int_variable(at_time("env_events", step)),
     )
 
 

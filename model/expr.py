@@ -42,6 +42,11 @@ __all__ = [
     "lex_less",
     "is_false",
     "implies",
+    "int_variable",
+    "z3_and",
+    "z3_or",
+    "z3_not",
+    "z3_eq",
 ]
 
 _CONCRETE = (int, bool)
@@ -71,10 +76,17 @@ def _ints(vector: Sequence) -> bool:
     return True
 
 
-def _z3():
-    import z3  # imported lazily: only the symbolic engine needs it
+_Z3_MODULE = None
 
-    return z3
+
+def _z3():
+    """The z3 module, imported on first use: only the symbolic engine needs it."""
+    global _Z3_MODULE
+    if _Z3_MODULE is None:
+        import z3
+
+        _Z3_MODULE = z3
+    return _Z3_MODULE
 
 
 def ite(condition: Any, then: Any, otherwise: Any) -> Any:
@@ -94,7 +106,7 @@ def _constant(z3, value):
     key = (type(value) is bool, value)
     term = _CONSTANTS.get(key)
     if term is None:
-        term = _CONSTANTS[key] = z3.BoolVal(value) if key[0] else z3.IntVal(value)
+        term = _CONSTANTS[key] = z3.BoolVal(value) if key[0] else _int_class()(z3.IntVal(int(value)).as_ast(), z3.main_ctx())
     return term
 
 
@@ -108,14 +120,155 @@ def _z3_if(z3, condition, then, otherwise):
     elif not then_term and not otherwise_term and type(then) is type(otherwise) and then == otherwise:
         return then
     # build the term directly: z3.If's argument coercion dominates the symbolic engine's time
-    ctx = condition.ctx
     if not then_term:
         then = _constant(z3, then)
     if not otherwise_term:
         otherwise = _constant(z3, otherwise)
-    if isinstance(then, z3.BoolRef) != isinstance(otherwise, z3.BoolRef):
+    boolean = isinstance(then, z3.BoolRef)
+    if boolean != isinstance(otherwise, z3.BoolRef):
         return z3.If(condition, then, otherwise)
-    return z3.z3._to_expr_ref(z3.Z3_mk_ite(ctx.ref(), condition.as_ast(), then.as_ast(), otherwise.as_ast()), ctx)
+    ctx = condition.ctx
+    ast = z3.Z3_mk_ite(ctx.ref(), condition.as_ast(), then.as_ast(), otherwise.as_ast())
+    if boolean:
+        return z3.BoolRef(ast, ctx)
+    if type(then) is _Int and type(otherwise) is _Int:
+        return _Int(ast, ctx)
+    return z3.z3._to_expr_ref(ast, ctx)
+
+
+# --- Z3 terms built through the C API ----------------------------------------------------------------
+# z3py's operators coerce and check their arguments on every call, which costs more than building
+# the term; the symbolic engine builds hundreds of thousands of them. Integer state variables are
+# ``_Int`` terms (``int_variable``) whose comparisons and sums with plain ints or other ``_Int``
+# terms go straight to the C API (anything else falls back to z3py); conjunction, disjunction and
+# negation of Z3 Booleans do too (``z3_and``, ``z3_or``, ``z3_not``). Same terms, built faster.
+
+def _operand(z3, value):
+    """The AST of an integer operand, or None when the fast path does not apply."""
+    if type(value) is _Int:
+        return value.as_ast()
+    if isinstance(value, int) and type(value) is not bool:
+        return _constant(z3, int(value)).as_ast()
+    return None
+
+
+def _define_int():
+    z3 = _z3()
+    core = z3.z3core
+
+    def comparison(make, fallback):
+        def compare(self, other):
+            b = _operand(z3, other)
+            if b is None:
+                return fallback(self, other)
+            ctx = self.ctx
+            return z3.BoolRef(make(ctx.ref(), self.as_ast(), b), ctx)
+        return compare
+
+    def arithmetic(make, fallback, reflected):
+        def combine(self, other):
+            b = _operand(z3, other)
+            if b is None:
+                return fallback(self, other)
+            ctx = self.ctx
+            args = (z3.Ast * 2)(b, self.as_ast()) if reflected else (z3.Ast * 2)(self.as_ast(), b)
+            return _Int(make(ctx.ref(), 2, args), ctx)
+        return combine
+
+    base = z3.ArithRef
+
+    def not_equal(self, other):
+        b = _operand(z3, other)
+        if b is None:
+            return base.__ne__(self, other)
+        ctx = self.ctx
+        return z3.BoolRef(core.Z3_mk_not(ctx.ref(), core.Z3_mk_eq(ctx.ref(), self.as_ast(), b)), ctx)
+
+    namespace = {
+        "__doc__": "A Z3 integer term whose comparisons and sums with ints build their terms through the C API.",
+        "__eq__": comparison(core.Z3_mk_eq, base.__eq__),
+        "__ne__": not_equal,
+        "__le__": comparison(core.Z3_mk_le, base.__le__),
+        "__lt__": comparison(core.Z3_mk_lt, base.__lt__),
+        "__ge__": comparison(core.Z3_mk_ge, base.__ge__),
+        "__gt__": comparison(core.Z3_mk_gt, base.__gt__),
+        "__add__": arithmetic(core.Z3_mk_add, base.__add__, False),
+        "__radd__": arithmetic(core.Z3_mk_add, base.__radd__, True),
+        "__sub__": arithmetic(core.Z3_mk_sub, base.__sub__, False),
+        "__rsub__": arithmetic(core.Z3_mk_sub, base.__rsub__, True),
+        "__hash__": base.__hash__,
+    }
+    return type("_Int", (base,), namespace)
+
+
+def _int_class():
+    global _Int
+    if _Int is None:
+        _Int = _define_int()
+    return _Int
+
+
+_Int: Any = None
+
+
+def int_variable(name: str):
+    """A Z3 integer constant for a state variable (an ``_Int``: fast comparisons and sums)."""
+    z3 = _z3()
+    cls = _int_class()
+    ctx = z3.main_ctx()
+    return cls(z3.Int(name, ctx).as_ast(), ctx)
+
+
+def _bool_terms(z3, terms):
+    """The ASTs of Z3 Booleans, or None if some term is anything else."""
+    asts = (z3.Ast * len(terms))()
+    for i, term in enumerate(terms):
+        if not isinstance(term, z3.BoolRef):
+            return None
+        asts[i] = term.as_ast()
+    return asts
+
+
+def z3_and(terms: Sequence):
+    """``z3.And`` of Z3 Booleans (Python bools are coerced by z3py)."""
+    z3 = _z3()
+    asts = _bool_terms(z3, terms)
+    if asts is None:
+        return z3.And(*terms)
+    ctx = z3.main_ctx()
+    return z3.BoolRef(z3.z3core.Z3_mk_and(ctx.ref(), len(terms), asts), ctx)
+
+
+def z3_or(terms: Sequence):
+    """``z3.Or`` of Z3 Booleans (Python bools are coerced by z3py)."""
+    z3 = _z3()
+    asts = _bool_terms(z3, terms)
+    if asts is None:
+        return z3.Or(*terms)
+    ctx = z3.main_ctx()
+    return z3.BoolRef(z3.z3core.Z3_mk_or(ctx.ref(), len(terms), asts), ctx)
+
+
+def z3_eq(a, b):
+    """``a == b`` as a Z3 Boolean for two scalars of the same sort (plain values become constants)."""
+    z3 = _z3()
+    a_term, b_term = z3.is_expr(a), z3.is_expr(b)
+    if not a_term and not b_term:
+        return z3.BoolVal(a == b)
+    a = a if a_term else _constant(z3, a)
+    b = b if b_term else _constant(z3, b)
+    if isinstance(a, z3.BoolRef) != isinstance(b, z3.BoolRef):
+        return a == b  # z3py reports the sort mismatch
+    ctx = a.ctx
+    return z3.BoolRef(z3.z3core.Z3_mk_eq(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+
+
+def z3_not(term):
+    z3 = _z3()
+    if not isinstance(term, z3.BoolRef):
+        return z3.Not(term)
+    ctx = term.ctx
+    return z3.BoolRef(z3.z3core.Z3_mk_not(ctx.ref(), term.as_ast()), ctx)
 
 
 def and_(*terms: Any) -> Any:
@@ -137,7 +290,7 @@ def and_(*terms: Any) -> Any:
             symbolic.append(term)
     if not symbolic:
         return True
-    return symbolic[0] if len(symbolic) == 1 else _z3().And(*symbolic)
+    return symbolic[0] if len(symbolic) == 1 else z3_and(symbolic)
 
 
 def or_(*terms: Any) -> Any:
@@ -159,7 +312,7 @@ def or_(*terms: Any) -> Any:
             symbolic.append(term)
     if not symbolic:
         return False
-    return symbolic[0] if len(symbolic) == 1 else _z3().Or(*symbolic)
+    return symbolic[0] if len(symbolic) == 1 else z3_or(symbolic)
 
 
 def not_(term: Any) -> Any:
@@ -167,7 +320,7 @@ def not_(term: Any) -> Any:
         return False
     if term is False:
         return True
-    return _z3().Not(term)
+    return z3_not(term)
 
 
 def max2(a: Any, b: Any) -> Any:
