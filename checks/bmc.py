@@ -164,13 +164,17 @@ def _predicate(spec: PropertySpec):
 
 def bad_at(unrolling: Unrolling, spec: PropertySpec, k: int):
     """¬P(s_k) for a state property; for a step property, the k-th action (s_k-1 → s_k) violates it:
-    ⋁_i (action@k-1 = i ∧ ¬P(s_k-1, a_i, succ_i))."""
+    ⋁_i (action@k-1 = i ∧ ¬P(s_k-1, a_i, succ_i)), or ¬P(s_k-1, s_k) for a predicate that does not
+    read the action (the same under T(s_k-1, s_k), which every use of ``bad_at`` asserts)."""
     ctx, predicate = unrolling.ctx, _predicate(spec)
     if spec.scope == "state":
         return z3.Not(_as_bool(predicate(ctx, unrolling.state(k))))
     if k == 0:
         return z3.BoolVal(False)
-    before, chooses = unrolling.state(k - 1), unrolling.chooses(k - 1)
+    before = unrolling.state(k - 1)
+    if not getattr(predicate, "reads_action", True):  # judged once, on the symbolic next state
+        return z3_not(_as_bool(predicate(ctx, before, None, unrolling.state(k))))
+    chooses = unrolling.chooses(k - 1)
     violations = []
     for i, (action, _, successor) in enumerate(unrolling.instances(k - 1)):
         verdict = predicate(ctx, before, action, successor)
@@ -389,7 +393,9 @@ def _decode(unrolling: Unrolling, model, spec: PropertySpec, k: int, parametric:
     if parametric is not None:
         scenario, chosen = _concrete_scenario(parametric, model)
         ctx = Context.build(scenario, base_ctx.variant, sorted(base_ctx.mutants))
-    concrete_instances = [action for action, _, _ in transitions(ctx, symbolic_state(ctx, 0))]
+    # the instances of a step depend only on the context (their guards and effects on the state)
+    source = unrolling.instances(0) if ctx is base_ctx else transitions(ctx, symbolic_state(ctx, 0))
+    concrete_instances = [action for action, _, _ in source]
     labels = []
     for t in range(k):
         index = _value(model, unrolling.selector(t))
@@ -461,8 +467,9 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
               strengthen: bool = True) -> list[CheckResult]:
     """Bounded model checking of every ``always`` property to ``depth`` actions.
 
-    One incremental solver: I(s_0), then for k = 0, 1, …: T(s_k-1, s_k) is added and, per property not
-    yet violated, bad(k) is checked under push/pop. A violation is reported at the first (shortest)
+    One incremental solver: I(s_0), then for k = 0, 1, …: T(s_k-1, s_k) is added and the disjunction of
+    bad(k) over the properties not yet violated is checked under push/pop; a model violates one or
+    more of them (each reported, its trace decoded from that model), and the rest are checked again. A violation is reported at the first (shortest)
     depth with a replayed trace; no violation up to ``depth`` is ``inconclusive``. ``timeout`` (seconds)
     bounds the whole run. ``parametric=(low, high)`` leaves the sizes symbolic. ``per_depth``, when
     given, receives ``(k, seconds)`` for every depth completed. ``strengthen``: the strengthening
@@ -493,18 +500,20 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
         if k > 0:
             step = z3.And(transition(unrolling, k - 1), invariants_at(unrolling, invariants, k))
             solver.add(z3.simplify(step, som=False) if _SIMPLIFY else step)
-        # one check for all open properties first: most depths find nothing
-        solver.push()
-        solver.add(z3.Or([bad_at(unrolling, spec, k) for spec in open_specs]))
-        verdict, why = _check(solver, deadline)
-        solver.pop()
-        candidates = list(open_specs) if verdict != z3.unsat else []
-        for spec in candidates:
+        # one check for all open properties: the model of a satisfiable check says which of them it
+        # violates (each reported with that model); the others are checked again together
+        bads = {spec.name: bad_at(unrolling, spec, k) for spec in open_specs}
+        while open_specs:
             solver.push()
-            solver.add(bad_at(unrolling, spec, k))
+            solver.add(z3_or([bads[spec.name] for spec in open_specs]))
             verdict, why = _check(solver, deadline)
-            if verdict == z3.sat:
-                model = solver.model()
+            model = solver.model() if verdict == z3.sat else None
+            solver.pop()
+            if verdict == z3.unknown:
+                stopped = f"solver returned unknown at depth {k}: {why}"
+            if model is None:
+                break
+            for spec in [spec for spec in open_specs if z3.is_true(model.eval(bads[spec.name], model_completion=True))]:
                 concrete_ctx, trace, chosen = _decode(unrolling, model, spec, k, model_sizes, ctx)
                 reason = ""
                 if model_sizes is not None:
@@ -512,11 +521,6 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
                 results[spec.name] = _record(ctx, spec, "bmc", VIOLATED, depth=k, trace=trace, reason=reason,
                                              seconds=time.perf_counter() - started)
                 open_specs.remove(spec)
-            elif verdict == z3.unknown:
-                stopped = f"solver returned unknown at depth {k}: {why}"
-            solver.pop()
-            if stopped:
-                break
         if per_depth is not None:
             per_depth.append((k, time.perf_counter() - step_started))
         if stopped or not open_specs:

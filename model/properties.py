@@ -29,7 +29,7 @@ from model.state import NO_NODE, NO_POD, PodState, State
 from model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
 
 __all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "predicate_for", "scheduler_grants",
-           "kubelet_grants", "new_victims"]
+           "kubelet_grants", "new_victims", "judges_states_only"]
 
 
 # --- always ----------------------------------------------------------------------------------------
@@ -115,6 +115,15 @@ def no_double_reservation(ctx: Context, before: State, action: Action, after: St
     return _grants_fit(ctx, after, scheduler_grants(ctx, action, after))
 
 
+def judges_states_only(predicate: Callable) -> Callable:
+    """Marks a step predicate that reads only the states before and after the step, never the action:
+    the symbolic engine may then judge it once on the symbolic next state instead of once per action
+    instance (``checks.bmc.bad_at``)."""
+    predicate.reads_action = False
+    return predicate
+
+
+@judges_states_only
 def kubelet_honors_reservation(ctx: Context, before: State, action: Action, after: State):
     return _grants_fit(ctx, after, kubelet_grants(ctx, before, after))
 
