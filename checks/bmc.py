@@ -442,6 +442,16 @@ def _setup(ctx: Context, parametric) -> tuple[Unrolling, Parametric | None]:
     return Unrolling(model.ctx, model.init, model.constraints), model
 
 
+def _solver() -> z3.Solver:
+    """A Z3 solver for the unrolled formulas. It uses Z3's older simplex-based arithmetic solver
+    (``smt.arith.solver=2``): on these formulas (linear integer sums and comparisons of small
+    sizes under a deep If structure) it is 1.4–1.6× faster than the default at BMC depth 14–18
+    (measured with bench/bench_symbolic.py); the verdicts are the same."""
+    solver = z3.Solver()
+    solver.set("smt.arith.solver", 2)
+    return solver
+
+
 def _check(solver: z3.Solver, deadline: float | None, *assumptions):
     if deadline is not None:
         remaining = deadline - time.perf_counter()
@@ -484,7 +494,7 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
     invariants = []
     if strengthen and any(spec.kind == ALWAYS for spec in properties):
         invariants = _proved_invariants(ctx, timeout, parametric)
-    solver = z3.Solver()
+    solver = _solver()
     solver.add(init_at(unrolling))
     results: dict[str, CheckResult] = {}
     open_specs = []
@@ -533,7 +543,7 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
 
 
 def _induction_step(unrolling: Unrolling, spec: PropertySpec, k: int, invariants, deadline) -> tuple:
-    solver = z3.Solver()
+    solver = _solver()
     solver.add(k_induction(unrolling, spec, k, invariants))
     return _check(solver, deadline)
 
@@ -564,7 +574,7 @@ def _prove(ctx: Context, spec: PropertySpec, max_k: int, invariants: list, timeo
     deadline = started + timeout if timeout else None
     unrolling, model_sizes = _setup(ctx, parametric)
     note = f"; {model_sizes.statement}" if model_sizes else ""
-    base = z3.Solver()
+    base = _solver()
     base.add(init_at(unrolling))
     step_unrolling = Unrolling(unrolling.ctx, unrolling.init, unrolling.assumptions)
     reason = ""
