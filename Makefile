@@ -25,7 +25,7 @@ check: $(STAMP)
 	$(BIN)/kepcheck check --report reports
 
 test: $(STAMP) $(MERMAID_STAMP)
-	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) $(BIN)/python -m pytest
+	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) $(BIN)/python -m pytest -n auto
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_explicit.py

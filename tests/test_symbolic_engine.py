@@ -5,19 +5,15 @@
   replays before it reports; a trace that does not replay raises ``EngineError``).
 * Every mutant registered against an ``always`` property is caught by BMC at its shortest length.
 * k-induction proves every always property that holds on deferred-upsize-one-victim / alpha-1.37
-  (and, slow, on the other default scenarios except those listed in ``NOT_PROVED_ELSEWHERE``), with
-  the strengthening invariants of ``model/strengthening.py``, which themselves hold on every
-  explored state and are proved.
+  (and on the other default scenarios, except those listed in ``NOT_PROVED_ELSEWHERE``), with the
+  strengthening invariants of ``model/strengthening.py``, which themselves hold on every explored
+  state of every scenario under every variant and are proved.
 * Parametric mode: sizes symbolic in [1, 64] (KubeletNeverOvercommits, VictimsStrictlyLowerPriority,
   NoDoubleReservation proved).
 * BMC assuming the proved invariants at every step gives the same verdicts as without.
-
-Slow cases run only with ``KEPCHECK_SLOW=1``.
 """
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -33,7 +29,6 @@ from model.strengthening import STRENGTHENING
 
 from conftest import SCENARIOS, context, results
 
-slow = pytest.mark.skipif(not os.environ.get("KEPCHECK_SLOW"), reason="slow: set KEPCHECK_SLOW=1")
 ALWAYS_PROPERTIES = [p for p in PROPERTIES if p.kind == ALWAYS]
 
 # Every default scenario under every variant (150 pairs, about 3 minutes on the 2-core machine).
@@ -105,19 +100,8 @@ def test_parametric_violation_replays_with_chosen_sizes():
     assert not PREDICATES["NoDoubleReservation"](concrete, before, action, after)
 
 
-EXPLORED_VARIANTS = ["alpha-1.37", "allocated-only", "dp-nominated-node-name", "dp-in-memory", "allocated-only-assume",
-                     "kubelet-aligned"]
-OTHER_VARIANTS = ["gate-off", "kep-text", "dp-node-name", "kubelet-fifo"]
-
-
-@pytest.mark.parametrize("variant", EXPLORED_VARIANTS)
+@pytest.mark.parametrize("variant", [v.name for v in VARIANTS])
 def test_strengthening_holds_on_every_explored_state(variant):
-    _strengthening_on_explored_states(variant)
-
-
-@slow
-@pytest.mark.parametrize("variant", OTHER_VARIANTS)
-def test_strengthening_holds_on_every_explored_state_other_variants(variant):
     _strengthening_on_explored_states(variant)
 
 
@@ -169,7 +153,6 @@ NOT_PROVED_ELSEWHERE = {  # measured with max k 3; entries the manifest says are
 }
 
 
-@slow
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_induction_proves_what_holds_elsewhere(scenario):
     ctx = context(scenario, "alpha-1.37")
