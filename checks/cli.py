@@ -24,7 +24,7 @@ from spec.scenarios import Scenario, ScenarioError, default_scenarios, load_scen
 from spec.variants import DECISIONS, VARIANTS
 
 from checks.explicit import check_explicit
-from checks.report import format_trace, result_record
+from checks.report import counted, format_trace, result_record
 from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, PROVED, VIOLATED, CheckResult, replay
 from model.context import Context
 from model.mutants import MUTANTS
@@ -265,7 +265,8 @@ def command_check(options) -> int:
         matched = sum(1 for r in results if r.matches)
         expectation = "as expected" if any(r.expected is not None for r in results) else "without expectation"
         console.print(
-            f"\n{len(results)} checks on {len(scenarios)} scenarios × {len(variants)} variants: {matched} {expectation}, "
+            f"\n{counted(len(results), 'check')} on {counted(len(scenarios), 'scenario')} × {counted(len(variants), 'variant')}: "
+            f"{matched} {expectation}, "
             f"{len(differs)} differ, {len(inconclusive)} inconclusive. {time.perf_counter() - started:.1f} s"
         )
     if differs:

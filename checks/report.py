@@ -19,7 +19,14 @@ from model.context import Context
 from model.state import NO_NODE, NO_POD, PodState, State
 from model.views import admitted, kubelet_free, scheduler_free
 
-__all__ = ["describe_pod_changes", "format_trace", "trace_to_itf", "result_record", "replay_line", "free_capacity"]
+__all__ = ["describe_pod_changes", "format_trace", "trace_to_itf", "result_record", "replay_line", "free_capacity",
+           "counted"]
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 step``, ``2 steps``: a count with its noun in the right number."""
+    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
+
 
 _PHASES = {Phase.ABSENT: "Absent", Phase.PENDING: "Pending", Phase.BOUND: "Bound", Phase.RUNNING: "Running",
            Phase.TERMINATING: "Terminating", Phase.GONE: "Gone", Phase.REJECTED: "Failed (OutOfcpu/OutOfmemory)"}

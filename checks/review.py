@@ -29,7 +29,7 @@ from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
 from spec.quantities import format_quantity
 from spec.vocabulary import LIFECYCLE_STATUSES, Phase, Queue, ResizeReason
 
-from checks.report import replay_line, trace_rows, trace_to_itf
+from checks.report import counted, replay_line, trace_rows, trace_to_itf
 from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
 from model.context import Context
 from model.state import NO_NODE, NO_POD, State
@@ -46,10 +46,6 @@ _TRACE_KINDS = (ALWAYS, EVENTUALLY)
 
 
 # --- small helpers ---------------------------------------------------------------------------------
-
-def _steps(count: int) -> str:
-    return f"{count} step" if count == 1 else f"{count} steps"
-
 
 def trace_file_name(result: CheckResult) -> str:
     """``<scenario>--<variant>--<property>.md`` (relative to the review's ``traces/`` folder)."""
@@ -399,7 +395,7 @@ def trace_markdown(ctx: Context, result: CheckResult) -> str:
         lines.append(f"- **Mutants:** {', '.join(sorted(ctx.mutants))}")
     if kind == EVENTUALLY:
         lines.append(f"- **Fairness assumed:** {', '.join(result.fairness) or 'none'}")
-    lines.append(f"- **Length:** {_steps(len(trace))}" + (f", a lasso looping back to step {trace.loop}"
+    lines.append(f"- **Length:** {counted(len(trace), 'step')}" + (f", a lasso looping back to step {trace.loop}"
                                                         if trace.loop is not None else ""))
     lines += ["", "## What happens", "", narrative(ctx, result), "", "## Steps", ""]
     if trace.loop is not None:
@@ -612,8 +608,8 @@ def write_review(outcome, out_dir, *, include_times: bool = True, lifecycle_vari
     differs = [r for r in all_results if not r.matches and r.verdict != INCONCLUSIVE]
     inconclusive = [r for r in all_results if r.verdict == INCONCLUSIVE]
     lines = ["# KEP-5836 design review: scheduler preemption for in-place pod resize", ""]
-    lines.append(f"{len(all_results)} checks: {len(grouped)} scenarios × {len(variants)} variants × "
-                 f"{len(properties)} properties (explicit-state engine). "
+    lines.append(f"{len(all_results)} checks: {counted(len(grouped), 'scenario')} × {counted(len(variants), 'variant')} × "
+                 f"{counted(len(properties), 'property', 'properties')} (explicit-state engine). "
                  f"{sum(1 for r in all_results if r.expected is not None and r.matches)} as the manifest expects, "
                  f"{len(differs)} differ, {len(inconclusive)} inconclusive; {len(written)} trace reports.")
     if include_times:
@@ -826,7 +822,7 @@ def variant_diff(outcome, variant_a: str, variant_b: str, *, trace_links: str | 
                 what = "witness" if r.kind == SOMETIMES else ("lasso" if r.trace.loop is not None else "counterexample")
                 link = (f" — [trace report]({trace_links}{trace_file_name(r)})"
                         if trace_links is not None and _has_report(r) else "")
-                body.append(f"  - {what} under `{r.variant}` ({_steps(len(r.trace))}){link}:")
+                body.append(f"  - {what} under `{r.variant}` ({counted(len(r.trace), 'step')}){link}:")
                 body.append(f"    `{replay_line(ctx, r.trace)[len('replay: '):]}`")
         body.append("")
     lines.append(f"{changes} verdicts change on {compared} scenarios compared"
