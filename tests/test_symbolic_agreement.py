@@ -72,3 +72,24 @@ def test_symbolic_evaluation_agrees_with_concrete(scenario, variant):
                         continue
                     assert evaluate(predicate(ctx, symbolic, action, after), bindings) == \
                         predicate(ctx, concrete, action, expected[action.label()]), (spec.name, action.label())
+
+
+def test_terms_built_through_the_c_api_mean_what_z3py_builds():
+    """``model/expr.py`` builds comparisons, sums, And/Or/Not/If and equalities through Z3's C API;
+    each term is equivalent to the one z3py's operators build."""
+    import z3
+
+    from model.expr import and_, int_variable, ite, not_, or_, z3_eq
+
+    x, y, p = int_variable("x"), int_variable("y"), z3.Bool("p")
+    zx, zy = z3.Int("x"), z3.Int("y")
+    pairs = [(x == 3, zx == 3), (x != y, zx != zy), (x <= 2, zx <= 2), (3 < x, 3 < zx), (x >= y, zx >= zy),
+             (x > 0, zx > 0), (x + 1 == y, zx + 1 == zy), (2 + x == y, 2 + zx == zy), (x - y == 1, zx - zy == 1),
+             (5 - x == y, 5 - zx == zy), (and_(p, x < 1), z3.And(p, zx < 1)), (or_(p, x < 1), z3.Or(p, zx < 1)),
+             (not_(p), z3.Not(p)), (ite(p, x, 4) == y, z3.If(p, zx, 4) == zy), (z3_eq(p, True), p == True),
+             (z3_eq(x, 2), zx == 2), (ite(p, x, y) + 1 == 3, z3.If(p, zx, zy) + 1 == 3)]
+    for fast, reference in pairs:
+        solver = z3.Solver()
+        solver.add(fast != reference)
+        assert solver.check() == z3.unsat, (fast, reference)
+    assert type(x + 1) is type(x) and type(ite(p, x, 4)) is type(x)  # sums and Ifs keep the fast path
