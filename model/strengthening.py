@@ -9,6 +9,12 @@ their conjunction by k-induction before it assumes them (``checks.bmc.prove_stre
 
 They speak only about domains and bookkeeping that follow from the scenario's structure; none
 restates a catalog property. What is deliberately left out: invariants specific to one scenario.
+
+``PREEMPTION_LEMMAS`` are a second tier: facts about the scheduler's preemption that rest on a
+catalog state property as well (``LEMMA_BASIS``: that the kubelet never allocates beyond a node's
+allocatable bounds which sizes a resizing pod can hold while its victims terminate). The symbolic
+engine proves them together with that basis, assuming the invariants of ``STRENGTHENING``, after
+the catalog's state properties and before the step properties (``checks.bmc.prove_lemmas``).
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ from spec.vocabulary import Phase, Queue, ResizeReason
 from model.accounting import kubelet_other_pod_requests, kubelet_resizing_pod_requests
 from model.context import Context
 from model.expr import all_, and_, any_, implies, is_concrete, is_false, ite, not_, or_, pick, vadd, veq, vle
+from model.preemption import select_victims
 from model.state import NO_NODE, NO_POD, State
-from model.views import allocatable_of, kubelet_fits_resize, nominated_load, scheduler_footprint, scheduler_requested
+from model.views import (
+    allocatable_of, fits_deferred_pod, kubelet_fits_resize, nominated_load, scheduler_footprint, scheduler_requested,
+)
 
-__all__ = ["STRENGTHENING", "size_options", "start_node"]
+__all__ = ["STRENGTHENING", "PREEMPTION_LEMMAS", "LEMMA_BASIS", "size_options", "start_node"]
 
 
 def start_node(ctx: Context, index: int) -> int:
@@ -579,6 +588,53 @@ def resize_victims_outweigh_kept_pods(ctx: Context, state: State):
     return all_(terms)
 
 
+def reprieve_never_trades(ctx: Context, state: State):
+    """Under max accounting, the scheduler's greedy reprieve for a Deferred pod never puts back a pod
+    that is terminating because a higher-priority pod evicted it while it evicts a running pod
+    ranked below that one (reprieve order: higher priority first). Such a trade is how a
+    preemption could take a running pod that the kubelet does not need once the terminating pods
+    are gone (NoExcessVictims), or take new victims while its own are still terminating
+    (NoDoublePreemption); the lemma speaks only of the scheduler's dry run, not of the kubelet or of
+    whose victims they are.
+
+    Why it holds: a terminating pod was evicted by a run of the same greedy order, in which it found
+    no room with the pods above it kept, while every running pod below it that starts on the node
+    was kept (it outweighs them: ``resize_victims_outweigh_kept_pods``); a pending pod's victims
+    are the lowest pods on the node it chose. Putting it back now leaves room for the pods below it
+    only if the Deferred pod now asks for less, or something above it left or shrank, and the sizes
+    the kubelet can have granted meanwhile are bounded by the node's allocatable
+    (``LEMMA_BASIS``). This is not a theorem for every cluster: a later request B smaller than A
+    but still above the allocation can make A's victim fit again while a smaller running pod below
+    it no longer does. It is a fact of the default scenarios, checked on every state the explicit
+    engine explores for every default scenario under every variant, and proved by k-induction
+    (with ``LEMMA_BASIS``) before the symbolic engine assumes it. Not claimed with symbolic sizes
+    (parametric mode), where such a B exists."""
+    if not _max_accounting(ctx):
+        return True
+    terms = []
+    for j in ctx.pod_range:
+        if not _may_preempt_for_resize(ctx, j):
+            continue
+        pod = state.pods[j]
+        deferred = and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
+        if is_false(deferred):
+            continue
+        # the scheduler's own dry run (model/preemption.py), as PreemptForResize computes it
+        _, victims = select_victims(ctx, state, j, pod.node, lambda removed: fits_deferred_pod(ctx, state, j, removed),
+                                    memo="fits_deferred_pod")
+        order = [i for i in _reprieve_order(ctx, j) if i in victims]
+        for a, t in enumerate(order):
+            kept = state.pods[t]
+            evicted = and_(kept.phase == Phase.TERMINATING,
+                           any_(kept.preempted_by == q for q in ctx.pod_range if ctx.priorities[q] > ctx.priorities[t]))
+            if is_false(evicted):
+                continue
+            for r in order[a + 1:]:
+                live = or_(state.pods[r].phase == Phase.RUNNING, state.pods[r].phase == Phase.BOUND)
+                terms.append(implies(and_(deferred, evicted, live), not_(and_(not_(victims[t]), victims[r]))))
+    return all_(terms)
+
+
 STRENGTHENING = {
     "FieldsInRange": fields_in_range,
     "NodeFollowsPhase": node_follows_phase,
@@ -603,3 +659,11 @@ STRENGTHENING = {
     "ResizeVictimsAfterDeferral": resize_victims_after_deferral,
     "ResizeVictimsOutweighKeptPods": resize_victims_outweigh_kept_pods,
 }
+
+
+# The second tier (see the module docstring): proved with the catalog state properties named in
+# LEMMA_BASIS, after STRENGTHENING, and assumed for the step properties.
+PREEMPTION_LEMMAS = {
+    "ReprieveNeverTrades": reprieve_never_trades,
+}
+LEMMA_BASIS = ("KubeletNeverOvercommits",)
