@@ -10,11 +10,12 @@ their conjunction by k-induction before it assumes them (``checks.bmc.prove_stre
 They speak only about domains and bookkeeping that follow from the scenario's structure; none
 restates a catalog property. What is deliberately left out: invariants specific to one scenario.
 
-``PREEMPTION_LEMMAS`` are a second tier: facts about the scheduler's preemption that rest on a
-catalog state property as well (``LEMMA_BASIS``: that the kubelet never allocates beyond a node's
-allocatable bounds which sizes a resizing pod can hold while its victims terminate). The symbolic
-engine proves them together with that basis, assuming the invariants of ``STRENGTHENING``, after
-the catalog's state properties and before the step properties (``checks.bmc.prove_lemmas``).
+``PREEMPTION_LEMMAS`` are a second tier: facts about the scheduler's preemption whose proof rests
+on catalog state properties as well (``LEMMA_BASIS``: the kubelet never allocates beyond a node's
+allocatable, which bounds the sizes a resizing pod can hold while its victims terminate; a victim
+has lower priority than its preemptor). The symbolic engine proves them together with that basis,
+assuming the invariants of ``STRENGTHENING``, after the catalog's state properties and before the
+step properties (``checks.bmc.prove_lemmas``).
 """
 
 from __future__ import annotations
@@ -599,16 +600,17 @@ def reprieve_never_trades(ctx: Context, state: State):
 
     Why it holds: a terminating pod was evicted by a run of the same greedy order, in which it found
     no room with the pods above it kept, while every running pod below it that starts on the node
-    was kept (it outweighs them: ``resize_victims_outweigh_kept_pods``); a pending pod's victims
-    are the lowest pods on the node it chose. Putting it back now leaves room for the pods below it
-    only if the Deferred pod now asks for less, or something above it left or shrank, and the sizes
-    the kubelet can have granted meanwhile are bounded by the node's allocatable
-    (``LEMMA_BASIS``). This is not a theorem for every cluster: a later request B smaller than A
-    but still above the allocation can make A's victim fit again while a smaller running pod below
-    it no longer does. It is a fact of the default scenarios, checked on every state the explicit
-    engine explores for every default scenario under every variant, and proved by k-induction
-    (with ``LEMMA_BASIS``) before the symbolic engine assumes it. Not claimed with symbolic sizes
-    (parametric mode), where such a B exists."""
+    was kept (it outweighs them: ``resize_victims_outweigh_kept_pods``). Putting it back now
+    leaves no room for a pod below it only if the Deferred pod asks for less than then but still
+    too much, or something above it has left or shrunk since, and the sizes the kubelet can have
+    granted meanwhile are bounded by the node's allocatable (``LEMMA_BASIS``). This is not a
+    theorem for every cluster: a later request B smaller than the request A a victim was evicted
+    for, but still above the allocation, can make A's victim fit again while a smaller running pod
+    below it no longer does (in resize-superseded, a B of 4 cpu after mid was evicted for 5 would).
+    It is a fact of the default scenarios, checked on every state the explicit engine explores for
+    every default scenario under every variant, and proved by k-induction (with ``LEMMA_BASIS``)
+    before the symbolic engine assumes it. Not used with symbolic sizes (parametric mode), where
+    such a B exists."""
     if not _max_accounting(ctx):
         return True
     terms = []
@@ -624,9 +626,9 @@ def reprieve_never_trades(ctx: Context, state: State):
                                     memo="fits_deferred_pod")
         order = [i for i in _reprieve_order(ctx, j) if i in victims]
         for a, t in enumerate(order):
-            kept = state.pods[t]
-            evicted = and_(kept.phase == Phase.TERMINATING,
-                           any_(kept.preempted_by == q for q in ctx.pod_range if ctx.priorities[q] > ctx.priorities[t]))
+            leaving = state.pods[t]
+            evicted = and_(leaving.phase == Phase.TERMINATING,
+                           any_(leaving.preempted_by == q for q in ctx.pod_range if ctx.priorities[q] > ctx.priorities[t]))
             if is_false(evicted):
                 continue
             for r in order[a + 1:]:
@@ -666,4 +668,4 @@ STRENGTHENING = {
 PREEMPTION_LEMMAS = {
     "ReprieveNeverTrades": reprieve_never_trades,
 }
-LEMMA_BASIS = ("KubeletNeverOvercommits",)
+LEMMA_BASIS = ("KubeletNeverOvercommits", "VictimsStrictlyLowerPriority")
