@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from spec.properties import ALWAYS, PROPERTIES
 from spec.scenarios import default_scenarios
 from spec.variants import variant_by_name
-from checks.bmc import check_bmc, check_induction
+from checks.bmc import check_bmc, check_induction, prove_lemmas, prove_strengthening
 from model.context import Context
 
 
@@ -62,7 +62,16 @@ def main(argv: list[str]) -> None:
     for result in check_induction(ctx, properties, args.max_k, timeout=120):
         print(f"  {result.property:30s} {result.verdict:12s} k={result.depth}  {result.seconds:6.1f} s  "
               f"{result.reason[:90]}")
-    print(f"  total {time.perf_counter() - started:.1f} s (includes proving the strengthening invariants once)")
+    print(f"  total {time.perf_counter() - started:.1f} s (includes proving the strengthening invariants and the "
+          f"preemption lemmas once)")
+    started = time.perf_counter()
+    proved, k, _ = prove_strengthening(ctx, args.max_k, timeout=120)
+    print(f"  of which: strengthening invariants {'proved' if proved else 'NOT proved'} (k={k}) in "
+          f"{time.perf_counter() - started:.1f} s", end="")
+    started = time.perf_counter()
+    proved, k, _ = prove_lemmas(ctx, args.max_k, timeout=120)
+    print(f"; preemption lemmas with their basis {'proved' if proved else 'NOT proved'} (k={k}) in "
+          f"{time.perf_counter() - started:.1f} s (strengthening proved again first)")
     print("\nparametric k-induction (sizes in [1, 64], max k 2)")
     names = ("KubeletNeverOvercommits", "VictimsStrictlyLowerPriority", "NoDoubleReservation")
     for result in check_induction(ctx, [p for p in properties if p.name in names], 2, timeout=120, parametric=(1, 64)):

@@ -53,6 +53,7 @@ __all__ = [
     "PROVED", "EngineError", "Unrolling", "state_leaves", "states_equal", "init_at", "transition", "unroll",
     "bad_at", "holds_at", "simple_path", "invariants_at", "k_hypothesis", "bmc", "k_induction",
     "parametric_model", "parametric_constraints", "check_bmc", "check_induction", "prove_strengthening",
+    "prove_lemmas",
 ]
 
 PROVED = "proved"
@@ -555,17 +556,49 @@ def prove_strengthening(ctx: Context, max_k: int = 3, *, timeout: float | None =
     from model.strengthening import STRENGTHENING
 
     chosen = [STRENGTHENING[n] for n in (names or STRENGTHENING)]
-    conjunction = PropertySpec("Strengthening", ALWAYS, "the strengthening invariants", "model/strengthening.py")
-    saved = PREDICATES.get("Strengthening")
-    PREDICATES["Strengthening"] = lambda c, s: z3.And([_as_bool(f(c, s)) for f in chosen])
+    return _prove_conjunction(ctx, "Strengthening", "the strengthening invariants", chosen, max_k, [], timeout,
+                              parametric)
+
+
+def _prove_conjunction(ctx: Context, name: str, meaning: str, predicates: list, max_k: int, invariants: list,
+                       timeout, parametric) -> tuple[bool, int, str]:
+    """Prove the conjunction of state predicates ``(ctx, state)``, registered for the proof as a
+    temporary catalog entry ``name``. Returns (proved, k, reason)."""
+    conjunction = PropertySpec(name, ALWAYS, meaning, "model/strengthening.py")
+    saved = PREDICATES.get(name)
+    PREDICATES[name] = lambda c, s: z3_and([_as_bool(f(c, s)) for f in predicates])
     try:
-        result = _prove(ctx, conjunction, max_k, [], timeout, parametric)
+        result = _prove(ctx, conjunction, max_k, list(invariants), timeout, parametric)
     finally:
         if saved is None:
-            PREDICATES.pop("Strengthening", None)
+            PREDICATES.pop(name, None)
         else:
-            PREDICATES["Strengthening"] = saved
+            PREDICATES[name] = saved
     return result.verdict == PROVED, result.depth, result.reason
+
+
+def _lemma_predicates() -> list:
+    """(name, predicate) of the preemption lemmas and of the catalog state properties they rest on."""
+    from model.strengthening import LEMMA_BASIS, PREEMPTION_LEMMAS
+
+    return list(PREEMPTION_LEMMAS.items()) + [(name, PREDICATES[name]) for name in LEMMA_BASIS]
+
+
+def prove_lemmas(ctx: Context, max_k: int = 3, *, invariants: list | None = None,
+                 timeout: float | None = None) -> tuple[bool, int, str]:
+    """Prove the preemption lemmas of ``model/strengthening.py`` together with the catalog state
+    properties they rest on (``LEMMA_BASIS``): their conjunction by BMC to depth k-1 and k-induction,
+    assuming ``invariants`` (the strengthening invariants, proved first when None). Returns (proved,
+    k, reason)."""
+    if invariants is None:
+        from model.strengthening import STRENGTHENING
+
+        proved, _, why = prove_strengthening(ctx, max_k, timeout=timeout)
+        if not proved:
+            return False, 0, f"strengthening invariants not proved: {why}"
+        invariants = [_named(f, name) for name, f in STRENGTHENING.items()]
+    return _prove_conjunction(ctx, "PreemptionLemmas", "the preemption lemmas and their basis",
+                              [f for _, f in _lemma_predicates()], max_k, invariants, timeout, None)
 
 
 def _prove(ctx: Context, spec: PropertySpec, max_k: int, invariants: list, timeout, parametric) -> CheckResult:
@@ -615,9 +648,12 @@ def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIE
 
     The strengthening invariants of ``model/strengthening.py`` are first proved themselves (their
     conjunction by k-induction); once proved they are assumed in every state of the induction path
-    of each property. Verdicts: ``proved`` (k in ``depth`` and ``reason``), ``violated`` (the base case
-    found a counterexample, replayed), ``inconclusive`` (not k-inductive up to ``max_k``, solver
-    unknown or time budget). ``timeout`` is per property.
+    of each property. State properties come first, and each one proved is assumed from then on.
+    Before the first step property the preemption lemmas are proved with the state properties they
+    rest on (``prove_lemmas``; not in parametric mode, where they do not hold for every size) and,
+    once proved, assumed too. Verdicts: ``proved`` (k in ``depth`` and ``reason``), ``violated`` (the
+    base case found a counterexample, replayed), ``inconclusive`` (not k-inductive up to ``max_k``,
+    solver unknown or time budget). ``timeout`` is per property (and for the lemmas).
     """
     from model.strengthening import STRENGTHENING
 
@@ -633,11 +669,20 @@ def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIE
     results = {}
     # state properties first: each one proved is a reachable-state invariant, assumed from then on
     ordered = sorted(properties, key=lambda spec: spec.scope != "state")
+    lemmas_pending = bool(invariants) and parametric is None
     for spec in ordered:
         if spec.kind != ALWAYS:
             results[spec.name] = _record(ctx, spec, "induction", NOT_CHECKED,
                                          reason="the symbolic engine checks only always properties")
             continue
+        if spec.scope != "state" and lemmas_pending:
+            lemmas_pending = False
+            proved, _, why = prove_lemmas(ctx, max_k, invariants=invariants, timeout=timeout)
+            if proved:
+                known = {f.__name__ for f in invariants}
+                invariants = invariants + [_named(f, name) for name, f in _lemma_predicates() if name not in known]
+            else:
+                strengthening_note += f" (preemption lemmas not proved: {why})"
         result = _prove(ctx, spec, max_k, invariants, timeout, parametric)
         result.reason += strengthening_note
         results[spec.name] = result

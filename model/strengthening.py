@@ -9,6 +9,13 @@ their conjunction by k-induction before it assumes them (``checks.bmc.prove_stre
 
 They speak only about domains and bookkeeping that follow from the scenario's structure; none
 restates a catalog property. What is deliberately left out: invariants specific to one scenario.
+
+``PREEMPTION_LEMMAS`` are a second tier: facts about the scheduler's preemption whose proof rests
+on catalog state properties as well (``LEMMA_BASIS``: the kubelet never allocates beyond a node's
+allocatable, which bounds the sizes a resizing pod can hold while its victims terminate; a victim
+has lower priority than its preemptor). The symbolic engine proves them together with that basis,
+assuming the invariants of ``STRENGTHENING``, after the catalog's state properties and before the
+step properties (``checks.bmc.prove_lemmas``).
 """
 
 from __future__ import annotations
@@ -17,11 +24,14 @@ from spec.vocabulary import Phase, Queue, ResizeReason
 
 from model.accounting import kubelet_other_pod_requests, kubelet_resizing_pod_requests
 from model.context import Context
-from model.expr import all_, and_, any_, implies, is_concrete, is_false, not_, or_, pick, vadd, veq, vle
+from model.expr import all_, and_, any_, implies, is_concrete, is_false, ite, not_, or_, pick, vadd, veq, vle
+from model.preemption import select_victims
 from model.state import NO_NODE, NO_POD, State
-from model.views import allocatable_of, kubelet_fits_resize, nominated_load, scheduler_requested
+from model.views import (
+    allocatable_of, fits_deferred_pod, kubelet_fits_resize, nominated_load, scheduler_footprint, scheduler_requested,
+)
 
-__all__ = ["STRENGTHENING", "size_options", "start_node"]
+__all__ = ["STRENGTHENING", "PREEMPTION_LEMMAS", "LEMMA_BASIS", "size_options", "start_node"]
 
 
 def start_node(ctx: Context, index: int) -> int:
@@ -213,19 +223,37 @@ def unchanged_pods_observed(ctx: Context, state: State):
     return all_(pod.observed for i, pod in enumerate(state.pods) if not _resize_entries(ctx, i))
 
 
+def _resizes_used(ctx: Context, state: State, index: int):
+    """How many of the pod's menu resizes the user has made so far (an int or a term)."""
+    used = 0
+    for k, event in enumerate(ctx.events):
+        if event.kind == "resize" and event.pod == index:
+            used = used + ite_int(state.env_used[k])
+    return used
+
+
+def _resizes_to_defer(ctx: Context, index: int) -> int:
+    """How many resizes a pod that starts on a node needs before the kubelet can mark it Deferred:
+    none if it starts Deferred, one otherwise (0 for a pod that starts pending: not a resize)."""
+    spec = ctx.scenario.pods[index]
+    return 1 if spec.node is not None and spec.resize != "Deferred" else 0
+
+
 def victims_keep_promise(ctx: Context, state: State):
     """While a pod evicted for a running pod is terminating or gone and that pod's resize is still
     outstanding (Deferred, desired != allocated), the pod carries the promise it preempted for: the
     scheduler's handlers drop the promise only when the resize is allocated or the pod stops running,
-    and a scheduler restart keeps it (it is what the scheduler evicted for). Claimed while no resize
-    of that pod from the menu has been used (a user may resize again after the allocation, making
-    the pod Deferred anew while the old victims still terminate: resize-superseded); until then its
-    requests never change, so an allocation resolves the resize for good."""
+    and a scheduler restart keeps it (it is what the scheduler evicted for). Claimed while the user
+    has resized that pod no more often than it takes to make it Deferred in the first place (never
+    for a pod that starts Deferred or pending, once for any other pod that starts on a node, see
+    ``resize_victims_after_deferral``): a further resize may make the pod Deferred anew after the
+    allocation while the old victims still terminate (resize-superseded); until then an allocation
+    resolves the resize for good."""
     zero = (0,) * ctx.width
     terms = []
-    for victim in state.pods:
-        for j, claimant in enumerate(state.pods):
-            untouched = not_(any_(state.env_used[k] for k in _entries(ctx, j)))
+    for j, claimant in enumerate(state.pods):
+        untouched = _resizes_used(ctx, state, j) <= _resizes_to_defer(ctx, j)
+        for victim in state.pods:
             terms.append(implies(and_(untouched, or_(victim.phase == Phase.TERMINATING, victim.phase == Phase.GONE),
                                       victim.preempted_by == j,
                                       claimant.phase == Phase.RUNNING, claimant.resize == ResizeReason.DEFERRED,
@@ -277,17 +305,31 @@ def bound_pods_fit_scheduler_view(ctx: Context, state: State):
 def promises_fit_scheduler_view(ctx: Context, state: State):
     """Under max accounting, while a pod carries a resize promise, the scheduler's Requested over the
     non-terminating pods of its node fits allocatable: the scheduler preempted until it fitted with
-    the victims gone, and since then nothing grows (claimed until a resize that may grow a footprint
-    happens)."""
+    the victims gone, and since then nothing grows. Claimed until a resize that may grow a footprint
+    happens; for a promise of the pod's current requests (its last preemption was for the resize
+    asked for now) until a resize of another pod that may grow a footprint happens: the pod's own
+    footprint is what it was at that preemption, since its allocation has not changed (allocating
+    drops the promise) and its requests are the promised ones."""
     if not _max_accounting(ctx):
         return True
     zero = (0,) * ctx.width
+    before_growth = _before_growth(ctx, state)
     terms = []
     for node in ctx.node_range:
         staying = {i: pod.phase == Phase.TERMINATING for i, pod in enumerate(state.pods)}
-        promise = any_(and_(pod.node == node, not_(veq(pod.promised, zero))) for pod in state.pods)
-        terms.append(implies(promise, vle(scheduler_requested(ctx, state, node, staying), allocatable_of(ctx, node))))
-    return implies(_before_growth(ctx, state), all_(terms))
+        fits = vle(scheduler_requested(ctx, state, node, staying), allocatable_of(ctx, node))
+        for j, pod in enumerate(state.pods):
+            promise = and_(pod.node == node, not_(veq(pod.promised, zero)))
+            if is_false(promise):
+                continue
+            current = and_(veq(pod.promised, pod.desired), not_(_others_grew(ctx, state, j)))
+            terms.append(implies(and_(promise, or_(before_growth, current)), fits))
+    return all_(terms)
+
+
+def _others_grew(ctx: Context, state: State, index: int):
+    """A resize of a pod other than ``index`` that may grow a footprint has happened."""
+    return any_(state.env_used[k] for k in _growing_entries(ctx) if ctx.events[k].pod != index)
 
 
 def allocation_history_before_resizes(ctx: Context, state: State):
@@ -486,6 +528,115 @@ def preemptors_can_preempt(ctx: Context, state: State):
     return all_(terms)
 
 
+def resize_victims_after_deferral(ctx: Context, state: State):
+    """A pod evicted for a running pod's resize (DisruptionTarget names a pod that starts on a node)
+    was evicted while the kubelet had that resize Deferred: the resizing pod started Deferred or the
+    user has resized it. If the kubelet has not yet seen the resizing pod's current requests, the
+    user resized it again after the eviction: it needs one resize more than it took to make it
+    Deferred in the first place (the scheduler preempts only for a resize the kubelet deferred, so
+    the kubelet had seen the requests then)."""
+    terms = []
+    for j in ctx.pod_range:
+        if start_node(ctx, j) == NO_NODE:
+            continue
+        used, needed = _resizes_used(ctx, state, j), _resizes_to_defer(ctx, j)
+        after = and_(used >= needed, implies(not_(state.pods[j].observed), used >= needed + 1))
+        for i, victim in enumerate(state.pods):
+            if i != j:
+                terms.append(implies(victim.preempted_by == j, after))
+    return all_(terms)
+
+
+def _reprieve_order(ctx: Context, claimant: int) -> list:
+    """The pods of strictly lower priority than ``claimant`` in the order the greedy reprieve tries
+    them (higher priority first, then the older: declaration order; model/preemption.py)."""
+    lower = [i for i in ctx.pod_range if i != claimant and ctx.priorities[i] < ctx.priorities[claimant]]
+    return sorted(lower, key=lambda i: (-ctx.priorities[i], i))
+
+
+def resize_victims_outweigh_kept_pods(ctx: Context, state: State):
+    """Under max accounting, a pod the scheduler evicted for a running pod's resize (terminating or
+    gone) is, in some resource, larger than any running pod ranked below it in the reprieve order on
+    that node together with the running pods ranked between them that start there. The running pods
+    were there when it was evicted (they start on the node) and the greedy reprieve kept them: it
+    tried the victim first and found no room with it back, then found room with the pod below and
+    those in between back, the same pods above them kept and the same claimant in both trials. A
+    victim's size is fixed once it terminates, and the running pods' footprints only shrink since;
+    claimed until a resize of another pod that may grow a footprint happens."""
+    if not _max_accounting(ctx):
+        return True
+    terms = []
+    for j in ctx.pod_range:
+        if not _may_preempt_for_resize(ctx, j):
+            continue
+        node = start_node(ctx, j)
+        grew = _others_grew(ctx, state, j)
+        order = _reprieve_order(ctx, j)
+        for a, v in enumerate(order):
+            victim = state.pods[v]
+            evicted = and_(or_(victim.phase == Phase.TERMINATING, victim.phase == Phase.GONE), victim.preempted_by == j)
+            if is_false(evicted):
+                continue
+            size = scheduler_footprint(ctx, victim, True)
+            kept = [i for i in order[a + 1:] if start_node(ctx, i) == node]
+            for b, r in enumerate(kept):
+                total = scheduler_footprint(ctx, state.pods[r], True)
+                for m in kept[:b]:
+                    running = state.pods[m].phase == Phase.RUNNING
+                    total = vadd(total, tuple(ite(running, x, 0) for x in scheduler_footprint(ctx, state.pods[m], True)))
+                terms.append(implies(and_(evicted, state.pods[r].phase == Phase.RUNNING, not_(grew)),
+                                     or_(*(size[x] > total[x] for x in range(ctx.width)))))
+    return all_(terms)
+
+
+def reprieve_never_trades(ctx: Context, state: State):
+    """Under max accounting, the scheduler's greedy reprieve for a Deferred pod never puts back a pod
+    that is terminating because a higher-priority pod evicted it while it evicts a running pod
+    ranked below that one (reprieve order: higher priority first). Such a trade is how a
+    preemption could take a running pod that the kubelet does not need once the terminating pods
+    are gone (NoExcessVictims), or take new victims while its own are still terminating
+    (NoDoublePreemption); the lemma speaks only of the scheduler's dry run, not of the kubelet or of
+    whose victims they are.
+
+    Why it holds: a terminating pod was evicted by a run of the same greedy order, in which it found
+    no room with the pods above it kept, while every running pod below it that starts on the node
+    was kept (it outweighs them: ``resize_victims_outweigh_kept_pods``). Putting it back now
+    leaves no room for a pod below it only if the Deferred pod asks for less than then but still
+    too much, or something above it has left or shrunk since, and the sizes the kubelet can have
+    granted meanwhile are bounded by the node's allocatable (``LEMMA_BASIS``). This is not a
+    theorem for every cluster: a later request B smaller than the request A a victim was evicted
+    for, but still above the allocation, can make A's victim fit again while a smaller running pod
+    below it no longer does (in resize-superseded, a B of 4 cpu after mid was evicted for 5 would).
+    It is a fact of the default scenarios, checked on every state the explicit engine explores for
+    every default scenario under every variant, and proved by k-induction (with ``LEMMA_BASIS``)
+    before the symbolic engine assumes it. Not used with symbolic sizes (parametric mode), where
+    such a B exists."""
+    if not _max_accounting(ctx):
+        return True
+    terms = []
+    for j in ctx.pod_range:
+        if not _may_preempt_for_resize(ctx, j):
+            continue
+        pod = state.pods[j]
+        deferred = and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
+        if is_false(deferred):
+            continue
+        # the scheduler's own dry run (model/preemption.py), as PreemptForResize computes it
+        _, victims = select_victims(ctx, state, j, pod.node, lambda removed: fits_deferred_pod(ctx, state, j, removed),
+                                    memo="fits_deferred_pod")
+        order = [i for i in _reprieve_order(ctx, j) if i in victims]
+        for a, t in enumerate(order):
+            leaving = state.pods[t]
+            evicted = and_(leaving.phase == Phase.TERMINATING,
+                           any_(leaving.preempted_by == q for q in ctx.pod_range if ctx.priorities[q] > ctx.priorities[t]))
+            if is_false(evicted):
+                continue
+            for r in order[a + 1:]:
+                live = or_(state.pods[r].phase == Phase.RUNNING, state.pods[r].phase == Phase.BOUND)
+                terms.append(implies(and_(deferred, evicted, live), not_(and_(not_(victims[t]), victims[r]))))
+    return all_(terms)
+
+
 STRENGTHENING = {
     "FieldsInRange": fields_in_range,
     "NodeFollowsPhase": node_follows_phase,
@@ -507,4 +658,14 @@ STRENGTHENING = {
     "NominationsFitSchedulerView": nominations_fit_scheduler_view,
     "ResizeHistory": resize_history,
     "PreemptorsCanPreempt": preemptors_can_preempt,
+    "ResizeVictimsAfterDeferral": resize_victims_after_deferral,
+    "ResizeVictimsOutweighKeptPods": resize_victims_outweigh_kept_pods,
 }
+
+
+# The second tier (see the module docstring): proved with the catalog state properties named in
+# LEMMA_BASIS, after STRENGTHENING, and assumed for the step properties.
+PREEMPTION_LEMMAS = {
+    "ReprieveNeverTrades": reprieve_never_trades,
+}
+LEMMA_BASIS = ("KubeletNeverOvercommits", "VictimsStrictlyLowerPriority")
