@@ -606,11 +606,11 @@ def reprieve_never_trades(ctx: Context, state: State):
     granted meanwhile are bounded by the node's allocatable (``LEMMA_BASIS``). This is not a
     theorem for every cluster: a later request B smaller than the request A a victim was evicted
     for, but still above the allocation, can make A's victim fit again while a smaller running pod
-    below it no longer does (in resize-superseded, a B of 4 cpu after mid was evicted for 5 would).
-    It is a fact of the default scenarios, checked on every state the explicit engine explores for
-    every default scenario under every variant, and proved by k-induction (with ``LEMMA_BASIS``)
-    before the symbolic engine assumes it. Not used with symbolic sizes (parametric mode), where
-    such a B exists."""
+    below it no longer does: it is false in resize-lowered-while-victims-terminate (a B of 4 cpu
+    after low-a and mid were evicted for 5). So the symbolic engine assumes it only in a context
+    where it is proved by k-induction (with ``LEMMA_BASIS``); the tests check where it holds on
+    the explored states and that its proof fails where it does not. Not used with symbolic sizes
+    (parametric mode), where such a B exists."""
     if not _max_accounting(ctx):
         return True
     terms = []

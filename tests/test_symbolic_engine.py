@@ -102,20 +102,35 @@ def test_parametric_violation_replays_with_chosen_sizes():
 
 @pytest.mark.parametrize("variant", [v.name for v in VARIANTS])
 def test_strengthening_holds_on_every_explored_state(variant):
-    _strengthening_on_explored_states(variant)
-
-
-def _strengthening_on_explored_states(variant):
-    """Every strengthening invariant and preemption lemma (including those conditional on the
-    variant or the menu, which are then trivially true) holds on every state the explicit engine
-    explores."""
-    claims = {**STRENGTHENING, **PREEMPTION_LEMMAS}
+    """Every strengthening invariant (including those conditional on the variant or the menu, which
+    are then trivially true) holds on every state the explicit engine explores, and every
+    preemption lemma does except where ``LEMMA_FAILS`` says (the lemma is then not proved, below)."""
+    failing = set()
     for name in SCENARIOS:
         ctx = context(name, variant)
         states = explore(kep_system(ctx, []), keep_graph=True).graph.graph["states"]
         for state in states:
-            for invariant_name, invariant in claims.items():
+            for invariant_name, invariant in STRENGTHENING.items():
                 assert invariant(ctx, state), (name, invariant_name, state)
+            failing |= {(name, lemma) for lemma, claim in PREEMPTION_LEMMAS.items() if not claim(ctx, state)}
+    assert failing <= LEMMA_FAILS, failing
+
+
+# (scenario, lemma) where a preemption lemma is false on some reachable state (under alpha-1.37 at
+# least): a resize lowered below the request its victims were evicted for, but still above the
+# allocation, makes such a victim fit again while a smaller running pod below it does not.
+LEMMA_FAILS = {("resize-lowered-while-victims-terminate", "ReprieveNeverTrades")}
+
+
+@pytest.mark.parametrize("scenario,lemma", sorted(LEMMA_FAILS))
+def test_a_false_lemma_is_not_proved_nor_assumed(scenario, lemma):
+    """Soundness of the second tier: where a lemma is false, its proof fails (the base case finds the
+    reachable state), and check_induction says so instead of assuming it."""
+    ctx = context(scenario, "alpha-1.37")
+    proved, _, reason = prove_lemmas(ctx, 3)
+    assert not proved, reason
+    result, = check_induction(ctx, [property_by_name("ConditionsTruthful"), property_by_name("NoVictimWithoutNeed")], 3)[1:]
+    assert result.verdict == PROVED and "preemption lemmas not proved" in result.reason, result.reason
 
 
 @pytest.mark.parametrize("scenario,variant", [("deferred-upsize-one-victim", "alpha-1.37"),
