@@ -45,7 +45,7 @@ from checks.result import INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trac
 from checks.symbolic import at_time, symbolic_state
 from model.actions import transitions
 from model.context import Context, initial_state
-from model.expr import implies, int_variable, ite, z3_and, z3_eq, z3_not, z3_or
+from model.expr import all_, implies, int_variable, ite, z3_and, z3_eq, z3_not, z3_or
 from model.properties import PREDICATES
 from model.state import PodState, State
 
@@ -159,7 +159,17 @@ def unroll(unrolling: Unrolling, k: int, start: int = 0):
     return z3_and([transition(unrolling, t) for t in range(start, k)])
 
 
+@dataclass(frozen=True)
+class _Conjunction(PropertySpec):
+    """A state property the engine proves for itself (not in the catalog): the conjunction of its
+    ``parts``, state predicates ``(ctx, state)`` such as the strengthening invariants."""
+
+    parts: tuple = ()
+
+
 def _predicate(spec: PropertySpec):
+    if isinstance(spec, _Conjunction):
+        return lambda ctx, state: all_(part(ctx, state) for part in spec.parts)
     return PREDICATES[spec.name]
 
 
@@ -480,8 +490,8 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
 
     One incremental solver: I(s_0), then for k = 0, 1, …: T(s_k-1, s_k) is added and the disjunction of
     bad(k) over the properties not yet violated is checked under push/pop; a model violates one or
-    more of them (each reported, its trace decoded from that model), and the rest are checked again. A violation is reported at the first (shortest)
-    depth with a replayed trace; no violation up to ``depth`` is ``inconclusive``. ``timeout`` (seconds)
+    more of them (each reported, its trace decoded from that model), and the rest are checked again.
+    A violation is reported at the first (shortest) depth with a replayed trace; no violation up to ``depth`` is ``inconclusive``. ``timeout`` (seconds)
     bounds the whole run. ``parametric=(low, high)`` leaves the sizes symbolic. ``per_depth``, when
     given, receives ``(k, seconds)`` for every depth completed. ``strengthen``: the strengthening
     invariants are proved first and then assumed at every step, Inv(s_0) ∧ … ∧ Inv(s_k) (sound: a
@@ -562,18 +572,9 @@ def prove_strengthening(ctx: Context, max_k: int = 3, *, timeout: float | None =
 
 def _prove_conjunction(ctx: Context, name: str, meaning: str, predicates: list, max_k: int, invariants: list,
                        timeout, parametric) -> tuple[bool, int, str]:
-    """Prove the conjunction of state predicates ``(ctx, state)``, registered for the proof as a
-    temporary catalog entry ``name``. Returns (proved, k, reason)."""
-    conjunction = PropertySpec(name, ALWAYS, meaning, "model/strengthening.py")
-    saved = PREDICATES.get(name)
-    PREDICATES[name] = lambda c, s: z3_and([_as_bool(f(c, s)) for f in predicates])
-    try:
-        result = _prove(ctx, conjunction, max_k, list(invariants), timeout, parametric)
-    finally:
-        if saved is None:
-            PREDICATES.pop(name, None)
-        else:
-            PREDICATES[name] = saved
+    """Prove the conjunction of state predicates ``(ctx, state)``. Returns (proved, k, reason)."""
+    conjunction = _Conjunction(name, ALWAYS, meaning, "model/strengthening.py", parts=tuple(predicates))
+    result = _prove(ctx, conjunction, max_k, list(invariants), timeout, parametric)
     return result.verdict == PROVED, result.depth, result.reason
 
 

@@ -229,24 +229,25 @@ def _bool_terms(z3, terms):
     return asts
 
 
-def z3_and(terms: Sequence):
-    """``z3.And`` of Z3 Booleans (Python bools are coerced by z3py)."""
+def _connective(make: str, fallback: str, terms: Sequence):
+    """``Z3_mk_and``/``Z3_mk_or`` over Z3 Booleans; anything else goes through z3py's ``And``/``Or``
+    (which coerces Python bools)."""
     z3 = _z3()
     asts = _bool_terms(z3, terms)
     if asts is None:
-        return z3.And(*terms)
+        return getattr(z3, fallback)(*terms)
     ctx = z3.main_ctx()
-    return z3.BoolRef(z3.z3core.Z3_mk_and(ctx.ref(), len(terms), asts), ctx)
+    return z3.BoolRef(getattr(z3.z3core, make)(ctx.ref(), len(terms), asts), ctx)
+
+
+def z3_and(terms: Sequence):
+    """``z3.And`` of Z3 Booleans, built through the C API."""
+    return _connective("Z3_mk_and", "And", terms)
 
 
 def z3_or(terms: Sequence):
-    """``z3.Or`` of Z3 Booleans (Python bools are coerced by z3py)."""
-    z3 = _z3()
-    asts = _bool_terms(z3, terms)
-    if asts is None:
-        return z3.Or(*terms)
-    ctx = z3.main_ctx()
-    return z3.BoolRef(z3.z3core.Z3_mk_or(ctx.ref(), len(terms), asts), ctx)
+    """``z3.Or`` of Z3 Booleans, built through the C API."""
+    return _connective("Z3_mk_or", "Or", terms)
 
 
 def z3_eq(a, b):

@@ -554,6 +554,14 @@ def _reprieve_order(ctx: Context, claimant: int) -> list:
     return sorted(lower, key=lambda i: (-ctx.priorities[i], i))
 
 
+def _resize_preemptors_under_max_accounting(ctx: Context) -> list:
+    """The pods that may preempt for a resize, when the variant uses max accounting (none otherwise:
+    the claims below are then trivially true)."""
+    if not _max_accounting(ctx):
+        return []
+    return [j for j in ctx.pod_range if _may_preempt_for_resize(ctx, j)]
+
+
 def resize_victims_outweigh_kept_pods(ctx: Context, state: State):
     """Under max accounting, a pod the scheduler evicted for a running pod's resize (terminating or
     gone) is, in some resource, larger than any running pod ranked below it in the reprieve order on
@@ -563,12 +571,8 @@ def resize_victims_outweigh_kept_pods(ctx: Context, state: State):
     those in between back, the same pods above them kept and the same claimant in both trials. A
     victim's size is fixed once it terminates, and the running pods' footprints only shrink since;
     claimed until a resize of another pod that may grow a footprint happens."""
-    if not _max_accounting(ctx):
-        return True
     terms = []
-    for j in ctx.pod_range:
-        if not _may_preempt_for_resize(ctx, j):
-            continue
+    for j in _resize_preemptors_under_max_accounting(ctx):
         node = start_node(ctx, j)
         grew = _others_grew(ctx, state, j)
         order = _reprieve_order(ctx, j)
@@ -611,12 +615,8 @@ def reprieve_never_trades(ctx: Context, state: State):
     where it is proved by k-induction (with ``LEMMA_BASIS``); the tests check where it holds on
     the explored states and that its proof fails where it does not. Not used with symbolic sizes
     (parametric mode), where such a B exists."""
-    if not _max_accounting(ctx):
-        return True
     terms = []
-    for j in ctx.pod_range:
-        if not _may_preempt_for_resize(ctx, j):
-            continue
+    for j in _resize_preemptors_under_max_accounting(ctx):
         pod = state.pods[j]
         deferred = and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
         if is_false(deferred):
