@@ -47,11 +47,11 @@ def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float
         import gc
         import resource
 
-        from checks.explicit import explore, kep_system
-        from model.context import Context
-        from model.symmetry import make_representative, symmetry_classes
-        from spec.scenarios import load_scenario
-        from spec.variants import variant_by_name
+        from kepcheck.checks.explicit import explore, kep_system
+        from kepcheck.model.context import Context
+        from kepcheck.model.symmetry import make_representative, symmetry_classes
+        from kepcheck.spec.scenarios import load_scenario
+        from kepcheck.spec.variants import variant_by_name
 
         scenario = load_scenario(source)
         ctx = Context.build(scenario, variant_by_name(VARIANT))
@@ -162,7 +162,7 @@ def machine_facts() -> dict:
 
 def select_scenarios(wanted: list[str] | None) -> list[tuple[str, str, str]]:
     """``(name, source file, group)`` for every scenario to run."""
-    from spec.scenarios import default_scenarios, load_scenario
+    from kepcheck.spec.scenarios import default_scenarios, load_scenario
 
     available = [(s.name, s.source, "default") for s in default_scenarios()]
     available += [(load_scenario(p).name, str(p), "bench") for p in sorted(BENCH_SCENARIOS.glob("*.yaml"))]

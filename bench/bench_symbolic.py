@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from spec.properties import ALWAYS, PROPERTIES
-from spec.scenarios import default_scenarios
-from spec.variants import variant_by_name
-from checks.bmc import check_bmc, check_induction, prove_lemmas, prove_strengthening
-from model.context import Context
+from kepcheck.spec.properties import ALWAYS, PROPERTIES
+from kepcheck.spec.scenarios import default_scenarios
+from kepcheck.spec.variants import variant_by_name
+from kepcheck.checks.bmc import check_bmc, check_induction, prove_lemmas, prove_strengthening
+from kepcheck.model.context import Context
 
 
 def main(argv: list[str]) -> None:
@@ -38,7 +38,7 @@ def main(argv: list[str]) -> None:
     try:
         variant = variant_by_name(args.variant)
     except KeyError:
-        from spec.variants import VARIANTS
+        from kepcheck.spec.variants import VARIANTS
         parser.error(f"unknown variant {args.variant!r} (known: {', '.join(v.name for v in VARIANTS)})")
     scenario_name, depth, budget = args.scenario, args.depth, args.budget
     scenario = scenarios[scenario_name]

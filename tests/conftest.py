@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from spec.manifest import load_manifest
-from spec.scenarios import default_scenarios
-from spec.variants import variant_by_name
-from checks.explicit import check_explicit
-from model.context import Context
+from kepcheck.spec.manifest import load_manifest
+from kepcheck.spec.scenarios import default_scenarios
+from kepcheck.spec.variants import variant_by_name
+from kepcheck.checks.explicit import check_explicit
+from kepcheck.model.context import Context
 
 SCENARIOS = {scenario.name: scenario for scenario in default_scenarios()}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import z3
 
-from model.accounting import (
+from kepcheck.model.accounting import (
     RESOURCES,
     Container,
     Pod,
@@ -29,7 +29,7 @@ from model.accounting import (
     pod_limits,
     pod_requests,
 )
-from spec.quantities import format_quantity, parse_quantity
+from kepcheck.spec.quantities import format_quantity, parse_quantity
 
 Ki, Mi, Gi = 2**10, 2**20, 2**30
 M, G = 10**6, 10**9

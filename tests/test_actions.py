@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import pytest
 
-from checks.explicit import explore, kep_system
-from model.actions import next_steps, pending_resize_slots
-from model.actions import apply_action as step
-from model.context import Context, initial_state
-from model.state import NO_NODE, replace_pod
-from spec.quantities import parse_quantity
-from spec.scenarios import default_scenarios, parse_scenario
-from spec.variants import variant_by_name
-from spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.checks.explicit import explore, kep_system
+from kepcheck.model.actions import next_steps, pending_resize_slots
+from kepcheck.model.actions import apply_action as step
+from kepcheck.model.context import Context, initial_state
+from kepcheck.model.state import NO_NODE, replace_pod
+from kepcheck.spec.quantities import parse_quantity
+from kepcheck.spec.scenarios import default_scenarios, parse_scenario
+from kepcheck.spec.variants import variant_by_name
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
 
 # --- helpers --------------------------------------------------------------------------------------------

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, property_by_name
-from spec.variants import DECISIONS, VARIANTS
-from model.mutants import MUTANTS
-from model.properties import LIVENESS, PREDICATES
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, property_by_name
+from kepcheck.spec.variants import DECISIONS, VARIANTS
+from kepcheck.model.mutants import MUTANTS
+from kepcheck.model.properties import LIVENESS, PREDICATES
 
 from conftest import SCENARIOS, results
 
@@ -18,14 +18,14 @@ def test_names_match_in_both_directions():
 
 
 def test_eventually_properties_state_their_fairness():
-    from spec.fairness import FAIRNESS_GROUPS
+    from kepcheck.spec.fairness import FAIRNESS_GROUPS
 
     known = {group.name for group in FAIRNESS_GROUPS}
     for spec in PROPERTIES:
         if spec.kind == EVENTUALLY:
             assert spec.fairness and set(spec.fairness) <= known, spec.name
     fair_actions = {a for group in FAIRNESS_GROUPS for a in group.actions}
-    from model.actions import ACTOR_OF
+    from kepcheck.model.actions import ACTOR_OF
 
     # every scheduler and kubelet action is in some fairness group; no user action is
     assert fair_actions == {name for name, actor in ACTOR_OF.items() if actor != "user"}

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from spec.manifest import Expectation, Manifest
-from checks import cli
+from kepcheck.spec.manifest import Expectation, Manifest
+from kepcheck.checks import cli
 
 RECORD_KEYS = {"scenario", "variant", "property", "kind", "engine", "verdict", "expected", "states", "transitions",
                "depth", "seconds", "reason", "trace"}

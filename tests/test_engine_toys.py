@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from checks.explicit import check_explicit, explore
-from checks.result import HOLDS, INCONCLUSIVE, VIOLATED
-from model.context import Context
-from spec.properties import ALWAYS, EVENTUALLY, SOMETIMES
-from spec.scenarios import default_scenarios
-from spec.variants import variant_by_name
+from kepcheck.checks.explicit import check_explicit, explore
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED
+from kepcheck.model.context import Context
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES
+from kepcheck.spec.scenarios import default_scenarios
+from kepcheck.spec.variants import variant_by_name
 from toy_two_phase_commit import (
     ABORTED, COMMITTED, Jugs, TMCommit, RMPrepare, TMRcvPrepared, die_hard_next, die_hard_system,
     tc_consistent, tp_init, tp_next, two_phase_system,

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from spec.fairness import DEFAULT_FAIRNESS
-from spec.properties import property_by_name
-from spec.vocabulary import Phase, ResizeReason
-from checks import cli
-from checks.explicit import check_explicit
-from checks.result import replay
+from kepcheck.spec.fairness import DEFAULT_FAIRNESS
+from kepcheck.spec.properties import property_by_name
+from kepcheck.spec.vocabulary import Phase, ResizeReason
+from kepcheck.checks import cli
+from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.result import replay
 
 from conftest import SCENARIOS, context, manifest, results
 

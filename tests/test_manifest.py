@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from spec.properties import PROPERTIES
-from spec.variants import VARIANTS
-from checks.report import format_trace
+from kepcheck.spec.properties import PROPERTIES
+from kepcheck.spec.variants import VARIANTS
+from kepcheck.checks.report import format_trace
 
 from conftest import SCENARIOS, context, manifest, results
 

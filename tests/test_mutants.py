@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from model.mutants import MUTANTS
+from kepcheck.model.mutants import MUTANTS
 
 from conftest import results
 

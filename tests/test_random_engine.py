@@ -23,16 +23,16 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from checks.explicit import check_explicit, explore, kep_system
-from checks.generate import replicate, sample_scenarios, scenarios, write_scenario
-from checks.random_walk import check_random
-from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, replay
-from model.accounting import Container, Pod, pod_requests
-from model.context import Context
-from model.mutants import MUTANTS
-from spec.properties import ALWAYS, property_by_name
-from spec.scenarios import SCENARIO_DIR, load_scenario, parse_scenario
-from spec.variants import variant_by_name
+from kepcheck.checks.explicit import check_explicit, explore, kep_system
+from kepcheck.checks.generate import replicate, sample_scenarios, scenarios, write_scenario
+from kepcheck.checks.random_walk import check_random
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, replay
+from kepcheck.model.accounting import Container, Pod, pod_requests
+from kepcheck.model.context import Context
+from kepcheck.model.mutants import MUTANTS
+from kepcheck.spec.properties import ALWAYS, property_by_name
+from kepcheck.spec.scenarios import SCENARIO_DIR, load_scenario, parse_scenario
+from kepcheck.spec.variants import variant_by_name
 
 from conftest import SCENARIOS
 
@@ -140,8 +140,8 @@ def test_differential_checks_hold_under_alpha(scenario):
 def test_conservativeness_fails_under_allocated_only():
     """Expected: allocated-only counts an InProgress downsize at its allocation, the kubelet at
     max(allocated, actual). The check is not built in for that accounting, so judge it here."""
-    from checks.random_walk import scheduler_conservative
-    from model.context import initial_state
+    from kepcheck.checks.random_walk import scheduler_conservative
+    from kepcheck.model.context import initial_state
 
     ctx = Context.build(SCENARIOS["downsize-in-progress"], variant_by_name("allocated-only"))
     assert not scheduler_conservative(ctx, initial_state(ctx))

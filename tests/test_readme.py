@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from checks import cli
-from checks.report import summary_markdown
+from kepcheck.checks import cli
+from kepcheck.checks.report import summary_markdown
 
 from conftest import SCENARIOS, manifest
 

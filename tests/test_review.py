@@ -23,15 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
-from spec.scenarios import default_scenarios
-from spec.transitions import TRANSITIONS
-from spec.variants import VARIANTS, variant_by_name
-from spec.vocabulary import LIFECYCLE_STATUSES
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
+from kepcheck.spec.scenarios import default_scenarios
+from kepcheck.spec.transitions import TRANSITIONS
+from kepcheck.spec.variants import VARIANTS, variant_by_name
+from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
 
-from checks.cli import run_checks
-from checks.result import VIOLATED
-from checks.review import (ITF_SCHEMA_PATH, NEVER_FIRED_EXPLANATIONS, lifecycle_dot, lifecycle_graph,
+from kepcheck.checks.cli import run_checks
+from kepcheck.checks.result import VIOLATED
+from kepcheck.checks.review import (ITF_SCHEMA_PATH, NEVER_FIRED_EXPLANATIONS, lifecycle_dot, lifecycle_graph,
                            lifecycle_mermaid, trace_file_name, trace_markdown, variant_diff, write_itf, write_review)
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -381,7 +381,7 @@ def test_review_explains_infeasible_and_writes_dot(full):
 
 
 def test_coverage_shows_every_action_or_explains_it(full):
-    from model.actions import ACTION_NAMES
+    from kepcheck.model.actions import ACTION_NAMES
 
     _, _, index = full
     text = index.read_text()

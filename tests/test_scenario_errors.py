@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from spec.scenarios import SCENARIO_DIR, ScenarioError, default_scenarios, load_scenario, parse_scenario
+from kepcheck.spec.scenarios import SCENARIO_DIR, ScenarioError, default_scenarios, load_scenario, parse_scenario
 
 GOOD = """\
 name: good

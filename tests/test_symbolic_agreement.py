@@ -9,12 +9,12 @@ from dataclasses import fields
 
 import pytest
 
-from spec.properties import ALWAYS, PROPERTIES, SOMETIMES
-from checks.explicit import explore, kep_system
-from checks.symbolic import concrete_bindings, evaluate, symbolic_state
-from model.actions import next_steps, transitions
-from model.properties import PREDICATES
-from model.state import PodState
+from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
+from kepcheck.checks.explicit import explore, kep_system
+from kepcheck.checks.symbolic import concrete_bindings, evaluate, symbolic_state
+from kepcheck.model.actions import next_steps, transitions
+from kepcheck.model.properties import PREDICATES
+from kepcheck.model.state import PodState
 
 from conftest import context
 
@@ -79,7 +79,7 @@ def test_terms_built_through_the_c_api_mean_what_z3py_builds():
     each term is equivalent to the one z3py's operators build."""
     import z3
 
-    from model.expr import and_, int_variable, ite, not_, or_, z3_eq
+    from kepcheck.model.expr import and_, int_variable, ite, not_, or_, z3_eq
 
     x, y, p = int_variable("x"), int_variable("y"), z3.Bool("p")
     zx, zy = z3.Int("x"), z3.Int("y")

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import pytest
 
-from spec.properties import ALWAYS, PROPERTIES, property_by_name
-from spec.variants import VARIANTS
-from checks.bmc import PROVED, check_bmc, check_induction, prove_lemmas, prove_strengthening
-from checks.explicit import explore, kep_system
-from checks.result import replay
-from model.context import Context
-from model.mutants import MUTANTS
-from model.properties import PREDICATES
-from model.strengthening import PREEMPTION_LEMMAS, STRENGTHENING
+from kepcheck.spec.properties import ALWAYS, PROPERTIES, property_by_name
+from kepcheck.spec.variants import VARIANTS
+from kepcheck.checks.bmc import PROVED, check_bmc, check_induction, prove_lemmas, prove_strengthening
+from kepcheck.checks.explicit import explore, kep_system
+from kepcheck.checks.result import replay
+from kepcheck.model.context import Context
+from kepcheck.model.mutants import MUTANTS
+from kepcheck.model.properties import PREDICATES
+from kepcheck.model.strengthening import PREEMPTION_LEMMAS, STRENGTHENING
 
 from conftest import SCENARIOS, context, results
 
@@ -94,7 +94,7 @@ def test_parametric_violation_replays_with_chosen_sizes():
     concrete = Context.build(replace(scenario, pods=pods, nodes=nodes), ctx.variant)
     trace = replay(concrete, result.trace.labels)
     before, after = trace.steps[-2][1], trace.steps[-1][1]
-    from model.actions import next_steps
+    from kepcheck.model.actions import next_steps
 
     action = next(a for a, _ in next_steps(concrete, before) if a.label() == result.trace.labels[-1])
     assert not PREDICATES["NoDoubleReservation"](concrete, before, action, after)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from spec.properties import EVENTUALLY, PROPERTIES
-from spec.variants import VARIANTS
-from checks.explicit import check_explicit
-from checks.result import replay
-from model.symmetry import make_representative
+from kepcheck.spec.properties import EVENTUALLY, PROPERTIES
+from kepcheck.spec.variants import VARIANTS
+from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.result import replay
+from kepcheck.model.symmetry import make_representative
 
 from conftest import SCENARIOS, context, results
 

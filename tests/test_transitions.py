@@ -4,14 +4,14 @@ from collections import defaultdict
 
 import pytest
 
-from spec.scenarios import default_scenarios
-from spec.transitions import REMOVAL_STATUSES, RESIZE_REQUEST_ACTION, SHARED_SOURCES, TRANSITIONS
-from spec.variants import VARIANTS
-from spec.vocabulary import LIFECYCLE_STATUSES
-from checks.explicit import explore, kep_system
-from model.actions import ACTION_NAMES, ACTOR_OF, NEXT
-from model.context import Context
-from model.lifecycle import lifecycle_status
+from kepcheck.spec.scenarios import default_scenarios
+from kepcheck.spec.transitions import REMOVAL_STATUSES, RESIZE_REQUEST_ACTION, SHARED_SOURCES, TRANSITIONS
+from kepcheck.spec.variants import VARIANTS
+from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
+from kepcheck.checks.explicit import explore, kep_system
+from kepcheck.model.actions import ACTION_NAMES, ACTOR_OF, NEXT
+from kepcheck.model.context import Context
+from kepcheck.model.lifecycle import lifecycle_status
 
 
 def test_statuses_known():

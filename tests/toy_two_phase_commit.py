@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from checks.explicit import TransitionSystem
-from spec.properties import ALWAYS, SOMETIMES
+from kepcheck.checks.explicit import TransitionSystem
+from kepcheck.spec.properties import ALWAYS, SOMETIMES
 
 __all__ = [
     "TPState", "TMRcvPrepared", "TMCommit", "TMAbort", "RMPrepare", "RMChooseToAbort", "RMRcvCommitMsg",

@@ -59,15 +59,15 @@ from typing import Callable, Iterable
 from hypothesis import HealthCheck, Phase, Verbosity, note, seed as hypothesis_seed, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
-from spec.vocabulary import ResizeReason
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
+from kepcheck.spec.vocabulary import ResizeReason
 
-from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
-from model.actions import next_steps
-from model.context import Context, initial_state
-from model.properties import PREDICATES
-from model.state import State
-from model.views import admitted, assigned, kubelet_footprint, scheduler_footprint, scheduler_requested
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
+from kepcheck.model.actions import next_steps
+from kepcheck.model.context import Context, initial_state
+from kepcheck.model.properties import PREDICATES
+from kepcheck.model.state import State
+from kepcheck.model.views import admitted, assigned, kubelet_footprint, scheduler_footprint, scheduler_requested
 
 __all__ = ["check_random", "Check", "walk_checks", "PropertyViolation", "ReplayMismatch", "KepWalk",
            "machine_for", "scheduler_conservative", "accounting_agrees", "PROFILES", "DIFFERENTIAL_CHECKS"]

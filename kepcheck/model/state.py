@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import namedtuple
 from dataclasses import MISSING, dataclass, fields, replace
 
-from spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
 __all__ = ["PodState", "State", "NO_NODE", "NO_POD", "evolve", "replace_pod", "type_ok"]
 

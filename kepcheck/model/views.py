@@ -21,12 +21,12 @@ used only for scoring.
 
 from __future__ import annotations
 
-from spec.vocabulary import Phase, ResizeReason
+from kepcheck.spec.vocabulary import Phase, ResizeReason
 
-from model.accounting import combine_totals, deferred_fit_delta, kubelet_other_pod_requests, kubelet_resizing_pod_requests
-from model.context import Context, node_local
-from model.expr import and_, is_concrete, is_false, ite, not_, or_, pick, vadd, vle, vmax, vsub, vsum_where
-from model.state import PodState, State
+from kepcheck.model.accounting import combine_totals, deferred_fit_delta, kubelet_other_pod_requests, kubelet_resizing_pod_requests
+from kepcheck.model.context import Context, node_local
+from kepcheck.model.expr import and_, is_concrete, is_false, ite, not_, or_, pick, vadd, vle, vmax, vsub, vsum_where
+from kepcheck.model.state import PodState, State
 
 __all__ = [
     "assigned", "admitted", "on_node", "scheduler_footprint", "scheduler_requested", "nominated_load",

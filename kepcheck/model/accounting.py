@@ -49,7 +49,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
-from model.expr import ite, max2, vadd, vle, vmax, vpos, vsub, vsum
+from kepcheck.model.expr import ite, max2, vadd, vle, vmax, vpos, vsub, vsum
 
 __all__ = [
     "RESOURCES",

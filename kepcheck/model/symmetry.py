@@ -20,8 +20,8 @@ reduction, so reports rebuild traces with symmetry off.
 
 from __future__ import annotations
 
-from model.context import Context
-from model.state import NO_POD, State, evolve
+from kepcheck.model.context import Context
+from kepcheck.model.state import NO_POD, State, evolve
 
 __all__ = ["symmetry_classes", "make_representative"]
 

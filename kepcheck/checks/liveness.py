@@ -34,13 +34,13 @@ from dataclasses import dataclass
 
 import networkx
 
-from spec.fairness import fair_action_names
-from spec.properties import EVENTUALLY, PropertySpec
+from kepcheck.spec.fairness import fair_action_names
+from kepcheck.spec.properties import EVENTUALLY, PropertySpec
 
-from checks.explicit import Exploration
-from checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace
-from model.context import Context
-from model.properties import LIVENESS, EventuallyNever, Response
+from kepcheck.checks.explicit import Exploration
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace
+from kepcheck.model.context import Context
+from kepcheck.model.properties import LIVENESS, EventuallyNever, Response
 
 __all__ = ["check_liveness", "LivenessFinding"]
 

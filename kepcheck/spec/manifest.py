@@ -12,8 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from spec.properties import PROPERTIES
-from spec.variants import VARIANTS
+from kepcheck.spec.properties import PROPERTIES
+from kepcheck.spec.variants import VARIANTS
 
 __all__ = ["Expectation", "Manifest", "load_manifest", "MANIFEST_PATH"]
 

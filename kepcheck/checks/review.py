@@ -25,14 +25,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
-from spec.quantities import format_quantity
-from spec.vocabulary import LIFECYCLE_STATUSES, Phase, Queue, ResizeReason
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
+from kepcheck.spec.quantities import format_quantity
+from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES, Phase, Queue, ResizeReason
 
-from checks.report import counted, replay_line, trace_rows, trace_to_itf
-from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
-from model.context import Context
-from model.state import NO_NODE, NO_POD, State
+from kepcheck.checks.report import counted, replay_line, trace_rows, trace_to_itf
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
+from kepcheck.model.context import Context
+from kepcheck.model.state import NO_NODE, NO_POD, State
 
 __all__ = ["trace_markdown", "write_itf", "write_review", "variant_diff", "trace_file_name", "lifecycle_graph",
            "LifecycleGraph", "lifecycle_mermaid", "lifecycle_dot", "sequence_diagram", "narrative",
@@ -61,8 +61,8 @@ def manifest_reason(result: CheckResult) -> tuple[str, str]:
     global _MANIFEST
     if result.expected is not None:
         if _MANIFEST is None:
-            from spec.manifest import load_manifest
-            from spec.scenarios import default_scenarios
+            from kepcheck.spec.manifest import load_manifest
+            from kepcheck.spec.scenarios import default_scenarios
 
             _MANIFEST = load_manifest([s.name for s in default_scenarios()])
         expectation = _MANIFEST.expected(result.scenario, result.variant, result.property)
@@ -350,7 +350,7 @@ def narrative(ctx: Context, result: CheckResult) -> str:
 # --- trace report ----------------------------------------------------------------------------------
 
 def _action_refs() -> dict[str, str]:
-    from spec.transitions import TRANSITIONS
+    from kepcheck.spec.transitions import TRANSITIONS
 
     refs: dict[str, str] = {}
     for row in TRANSITIONS:
@@ -361,7 +361,7 @@ def _action_refs() -> dict[str, str]:
 
 def trace_markdown(ctx: Context, result: CheckResult) -> str:
     """A counterexample (or witness) as a Markdown report."""
-    from spec.variants import variant_by_name
+    from kepcheck.spec.variants import variant_by_name
 
     if result.trace is None:
         raise ValueError(f"{result.property} in {result.scenario}/{result.variant} has no trace")
@@ -467,12 +467,12 @@ class LifecycleGraph:
 def lifecycle_graph(variant: str = "alpha-1.37", scenarios=None) -> LifecycleGraph:
     """Explore each scenario (default: the shipped ones) under ``variant`` without symmetry and
     project every edge on each pod's ``lifecycle_status``."""
-    from spec.scenarios import default_scenarios
-    from spec.variants import variant_by_name
+    from kepcheck.spec.scenarios import default_scenarios
+    from kepcheck.spec.variants import variant_by_name
 
-    from checks.explicit import explore, kep_system
-    from model.actions import ACTOR_OF
-    from model.lifecycle import lifecycle_status
+    from kepcheck.checks.explicit import explore, kep_system
+    from kepcheck.model.actions import ACTOR_OF
+    from kepcheck.model.lifecycle import lifecycle_status
 
     scenarios = default_scenarios() if scenarios is None else scenarios
     graph = LifecycleGraph(variant=variant, scenarios=[s.name for s in scenarios])
@@ -711,7 +711,7 @@ def _lifecycle_section(graph: LifecycleGraph) -> list[str]:
 
 
 def _coverage_section(graph: LifecycleGraph) -> list[str]:
-    from model.actions import ACTION_NAMES, ACTOR_OF
+    from kepcheck.model.actions import ACTION_NAMES, ACTOR_OF
 
     lines = ["## Action coverage", "",
              f"How often each action fired (explored transitions) under `{graph.variant}` over the default "

@@ -22,8 +22,8 @@ from typing import Any
 
 import yaml
 
-from spec.quantities import format_quantity, parse_quantity
-from spec.vocabulary import RESOURCE_NAMES
+from kepcheck.spec.quantities import format_quantity, parse_quantity
+from kepcheck.spec.vocabulary import RESOURCE_NAMES
 
 __all__ = [
     "ScenarioError", "NodeSpec", "PodSpec", "ResizeEvent", "Scenario", "load_scenario",

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Callable, Iterator
 
-from spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
-from model.context import Context, any_state_memo, concrete_pod, node_local, state_memo
-from model.expr import and_, any_, implies, is_false, ite, not_, or_, pick, veq, vle, vzero
-from model.preemption import chosen_node, select_victims
-from model.state import NO_NODE, NO_POD, PodState, State, evolve
-from model.views import (
+from kepcheck.model.context import Context, any_state_memo, concrete_pod, node_local, state_memo
+from kepcheck.model.expr import and_, any_, implies, is_false, ite, not_, or_, pick, veq, vle, vzero
+from kepcheck.model.preemption import chosen_node, select_victims
+from kepcheck.model.state import NO_NODE, NO_POD, PodState, State, evolve
+from kepcheck.model.views import (
     assigned, fits_deferred_pod, fits_new_pod, kubelet_fits_admission, kubelet_fits_resize, scheduler_footprint,
 )
 

@@ -38,16 +38,16 @@ from typing import Iterable
 
 import z3
 
-from spec.properties import ALWAYS, PROPERTIES, PropertySpec
-from spec.scenarios import Scenario
+from kepcheck.spec.properties import ALWAYS, PROPERTIES, PropertySpec
+from kepcheck.spec.scenarios import Scenario
 
-from checks.result import INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
-from checks.symbolic import at_time, symbolic_state
-from model.actions import transitions
-from model.context import Context, initial_state
-from model.expr import all_, implies, int_variable, ite, z3_and, z3_eq, z3_not, z3_or
-from model.properties import PREDICATES
-from model.state import PodState, State
+from kepcheck.checks.result import INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
+from kepcheck.checks.symbolic import at_time, symbolic_state
+from kepcheck.model.actions import transitions
+from kepcheck.model.context import Context, initial_state
+from kepcheck.model.expr import all_, implies, int_variable, ite, z3_and, z3_eq, z3_not, z3_or
+from kepcheck.model.properties import PREDICATES
+from kepcheck.model.state import PodState, State
 
 __all__ = [
     "PROVED", "EngineError", "Unrolling", "state_leaves", "states_equal", "init_at", "transition", "unroll",
@@ -429,7 +429,7 @@ def _decode(unrolling: Unrolling, model, spec: PropertySpec, k: int, parametric:
     if spec.scope == "state":
         violated = not predicate(ctx, trace.steps[-1][1])
     else:
-        from model.actions import next_steps
+        from kepcheck.model.actions import next_steps
 
         before = trace.steps[-2][1]
         action = next(a for a, _ in next_steps(ctx, before) if a.label() == labels[-1])
@@ -477,7 +477,7 @@ def _proved_invariants(ctx: Context, timeout, parametric) -> list:
     """The strengthening invariants, once their conjunction is proved (k <= 2) for this context;
     none otherwise. A proved invariant holds in every reachable state, so assuming it at every step
     of an unrolling removes only unreachable states."""
-    from model.strengthening import STRENGTHENING
+    from kepcheck.model.strengthening import STRENGTHENING
 
     proved, _, _ = prove_strengthening(ctx, 2, timeout=timeout, parametric=parametric)
     return [_named(f, name) for name, f in STRENGTHENING.items()] if proved else []
@@ -563,7 +563,7 @@ def prove_strengthening(ctx: Context, max_k: int = 3, *, timeout: float | None =
                         names: Iterable[str] | None = None) -> tuple[bool, int, str]:
     """Prove the strengthening invariants of ``model/strengthening.py`` (their conjunction) by BMC to
     depth k-1 and k-induction. Returns (proved, k, reason)."""
-    from model.strengthening import STRENGTHENING
+    from kepcheck.model.strengthening import STRENGTHENING
 
     chosen = [STRENGTHENING[n] for n in (names or STRENGTHENING)]
     return _prove_conjunction(ctx, "Strengthening", "the strengthening invariants", chosen, max_k, [], timeout,
@@ -580,7 +580,7 @@ def _prove_conjunction(ctx: Context, name: str, meaning: str, predicates: list, 
 
 def _lemma_predicates() -> list:
     """(name, predicate) of the preemption lemmas and of the catalog state properties they rest on."""
-    from model.strengthening import LEMMA_BASIS, PREEMPTION_LEMMAS
+    from kepcheck.model.strengthening import LEMMA_BASIS, PREEMPTION_LEMMAS
 
     return list(PREEMPTION_LEMMAS.items()) + [(name, PREDICATES[name]) for name in LEMMA_BASIS]
 
@@ -592,7 +592,7 @@ def prove_lemmas(ctx: Context, max_k: int = 3, *, invariants: list | None = None
     assuming ``invariants`` (the strengthening invariants, proved first when None). Returns (proved,
     k, reason)."""
     if invariants is None:
-        from model.strengthening import STRENGTHENING
+        from kepcheck.model.strengthening import STRENGTHENING
 
         proved, _, why = prove_strengthening(ctx, max_k, timeout=timeout)
         if not proved:
@@ -656,7 +656,7 @@ def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIE
     base case found a counterexample, replayed), ``inconclusive`` (not k-inductive up to ``max_k``,
     solver unknown or time budget). ``timeout`` is per property (and for the lemmas).
     """
-    from model.strengthening import STRENGTHENING
+    from kepcheck.model.strengthening import STRENGTHENING
 
     properties = list(properties)
     invariants: list = []

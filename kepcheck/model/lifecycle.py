@@ -9,9 +9,9 @@ ResizeRequested, InProgress, Running.
 
 from __future__ import annotations
 
-from spec.vocabulary import Phase, ResizeReason
+from kepcheck.spec.vocabulary import Phase, ResizeReason
 
-from model.state import NO_NODE, PodState
+from kepcheck.model.state import NO_NODE, PodState
 
 __all__ = ["lifecycle_status"]
 

@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Callable
 
-from spec.properties import ALWAYS, PROPERTIES, SOMETIMES
-from spec.vocabulary import Phase, ResizeReason
+from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
+from kepcheck.spec.vocabulary import Phase, ResizeReason
 
-from model.accounting import kubelet_resizing_pod_requests
-from model.actions import Action
-from model.context import Context, changed_pods, node_local, pod_values
-from model.expr import (
+from kepcheck.model.accounting import kubelet_resizing_pod_requests
+from kepcheck.model.actions import Action
+from kepcheck.model.context import Context, changed_pods, node_local, pod_values
+from kepcheck.model.expr import (
     all_, and_, any_, implies, is_false, ite, nonzero, not_, or_, vadd, veq, vle, vmax, vmin, vsum_where, vzero,
 )
-from model.state import NO_NODE, NO_POD, PodState, State
-from model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
+from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
+from kepcheck.model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
 
 __all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "predicate_for", "scheduler_grants",
            "kubelet_grants", "new_victims", "judges_states_only"]

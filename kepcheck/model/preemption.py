@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from model.context import Context, node_local
-from model.expr import and_, is_false, ite, lex_less, max2, not_, or_
-from model.state import State
-from model.views import on_node
+from kepcheck.model.context import Context, node_local
+from kepcheck.model.expr import and_, is_false, ite, lex_less, max2, not_, or_
+from kepcheck.model.state import State
+from kepcheck.model.views import on_node
 
 __all__ = ["potential_victims", "select_victims", "victim_key", "chosen_node"]
 

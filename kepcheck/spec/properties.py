@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spec.fairness import DEFAULT_FAIRNESS
+from kepcheck.spec.fairness import DEFAULT_FAIRNESS
 
 __all__ = ["ALWAYS", "SOMETIMES", "EVENTUALLY", "PropertySpec", "PROPERTIES", "property_by_name"]
 

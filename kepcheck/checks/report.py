@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
-from checks.result import CheckResult, Trace
-from model.context import Context
-from model.state import NO_NODE, NO_POD, PodState, State
-from model.views import admitted, kubelet_free, scheduler_free
+from kepcheck.checks.result import CheckResult, Trace
+from kepcheck.model.context import Context
+from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
+from kepcheck.model.views import admitted, kubelet_free, scheduler_free
 
 __all__ = ["describe_pod_changes", "format_trace", "trace_to_itf", "result_record", "replay_line", "free_capacity",
            "counted"]
@@ -99,7 +99,7 @@ def free_capacity(ctx: Context, state: State) -> str:
 
 def trace_rows(ctx: Context, trace: Trace) -> list[dict]:
     """One row per step: number, actor, label, changes, free capacity."""
-    from model.actions import ACTOR_OF
+    from kepcheck.model.actions import ACTOR_OF
 
     rows = []
     previous = None
@@ -233,8 +233,8 @@ def summary_markdown(manifest, scenario_names: list[str]) -> str:
     """The variant × property matrix of the manifest as a Markdown table: ✓ where the property holds
     on every default scenario, ✗ with the scenarios where it is violated. ``tests/test_readme.py``
     checks that the README shows exactly this table."""
-    from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
-    from spec.variants import VARIANTS
+    from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
+    from kepcheck.spec.variants import VARIANTS
 
     short = {name: str(i + 1) for i, name in enumerate(scenario_names)}
     lines = ["| property | " + " | ".join(v.name for v in VARIANTS) + " |",

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Iterable
 
-from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
 
-from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
-from model.actions import next_steps
-from model.context import Context, initial_state
-from model.properties import PREDICATES
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
+from kepcheck.model.actions import next_steps
+from kepcheck.model.context import Context, initial_state
+from kepcheck.model.properties import PREDICATES
 
 __all__ = ["Exploration", "TransitionSystem", "kep_system", "explore", "check_explicit"]
 
@@ -204,7 +204,7 @@ def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES
     selected the graph is kept and symmetry reduction is not applied (the premises and goals name
     pods individually). ``fairness`` overrides the fairness groups each property assumes.
     """
-    from checks.liveness import check_liveness
+    from kepcheck.checks.liveness import check_liveness
 
     properties = list(properties)
     liveness = [p for p in properties if p.kind == EVENTUALLY]

@@ -17,18 +17,18 @@ import sys
 import time
 from pathlib import Path
 
-from spec.fairness import DEFAULT_FAIRNESS, FAIRNESS_GROUPS
-from spec.manifest import load_manifest
-from spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
-from spec.scenarios import Scenario, ScenarioError, default_scenarios, load_scenario
-from spec.variants import DECISIONS, VARIANTS
+from kepcheck.spec.fairness import DEFAULT_FAIRNESS, FAIRNESS_GROUPS
+from kepcheck.spec.manifest import load_manifest
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
+from kepcheck.spec.scenarios import Scenario, ScenarioError, default_scenarios, load_scenario
+from kepcheck.spec.variants import DECISIONS, VARIANTS
 
-from checks.explicit import check_explicit
-from checks.report import counted, format_trace, result_record
-from checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, PROVED, VIOLATED, CheckResult, replay
-from model.context import Context
-from model.mutants import MUTANTS
-from model.symmetry import make_representative
+from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.report import counted, format_trace, result_record
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, PROVED, VIOLATED, CheckResult, replay
+from kepcheck.model.context import Context
+from kepcheck.model.mutants import MUTANTS
+from kepcheck.model.symmetry import make_representative
 
 __all__ = ["main"]
 
@@ -137,16 +137,16 @@ def _engine_results(ctx, properties, engine, *, max_states, timeout, symmetry, f
             _rebuild_traces(ctx, results)
         return results
     if engine == "bmc":
-        from checks.bmc import check_bmc
+        from kepcheck.checks.bmc import check_bmc
 
         return check_bmc(ctx, properties, options.get("depth", 10), timeout=timeout,
                          parametric=options.get("parametric"))
     if engine == "induction":
-        from checks.bmc import check_induction
+        from kepcheck.checks.bmc import check_induction
 
         return check_induction(ctx, properties, options.get("max_k", 3), timeout=timeout,
                                parametric=options.get("parametric"))
-    from checks.random_walk import check_random
+    from kepcheck.checks.random_walk import check_random
 
     return check_random(ctx, properties, examples=options.get("examples"), steps=options.get("steps"),
                         seed=options.get("seed", 0), profile=options.get("profile", "ci"))
@@ -290,7 +290,7 @@ def _run_all(scenarios, variants, properties, **options) -> list:
 
 
 def _write_review(outcome, out_dir: str, include_times: bool) -> Path:
-    from checks.review import write_review
+    from kepcheck.checks.review import write_review
 
     return write_review(outcome, Path(out_dir), include_times=include_times)
 
@@ -305,7 +305,7 @@ def command_report(options) -> int:
 
 
 def command_diff(options) -> int:
-    from checks.review import variant_diff
+    from kepcheck.checks.review import variant_diff
 
     known = {v.name: v for v in VARIANTS}
     variants = _select([options.variant_a, options.variant_b], known, "variant")

@@ -66,8 +66,8 @@ class CheckResult:
 
 def replay(ctx, labels: list[str]) -> Trace:
     """Rebuild a trace from action labels through the model (raises ValueError if one is not enabled)."""
-    from model.actions import apply_action
-    from model.context import initial_state
+    from kepcheck.model.actions import apply_action
+    from kepcheck.model.context import initial_state
 
     state = initial_state(ctx)
     steps: list[tuple[Any, Any]] = [(None, state)]

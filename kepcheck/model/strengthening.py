@@ -20,14 +20,14 @@ step properties (``checks.bmc.prove_lemmas``).
 
 from __future__ import annotations
 
-from spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
-from model.accounting import kubelet_other_pod_requests, kubelet_resizing_pod_requests
-from model.context import Context
-from model.expr import all_, and_, any_, implies, is_concrete, is_false, ite, not_, or_, pick, vadd, veq, vle
-from model.preemption import select_victims
-from model.state import NO_NODE, NO_POD, State
-from model.views import (
+from kepcheck.model.accounting import kubelet_other_pod_requests, kubelet_resizing_pod_requests
+from kepcheck.model.context import Context
+from kepcheck.model.expr import all_, and_, any_, implies, is_concrete, is_false, ite, not_, or_, pick, vadd, veq, vle
+from kepcheck.model.preemption import select_victims
+from kepcheck.model.state import NO_NODE, NO_POD, State
+from kepcheck.model.views import (
     allocatable_of, fits_deferred_pod, kubelet_fits_resize, nominated_load, scheduler_footprint, scheduler_requested,
 )
 
@@ -106,7 +106,7 @@ def environment_bookkeeping(ctx: Context, state: State):
 
 
 def ite_int(flag):
-    from model.expr import ite
+    from kepcheck.model.expr import ite
 
     return ite(flag, 1, 0)
 

@@ -14,9 +14,9 @@ from dataclasses import fields
 
 import z3
 
-from model.context import Context, initial_state
-from model.expr import int_variable
-from model.state import PodState, State
+from kepcheck.model.context import Context, initial_state
+from kepcheck.model.expr import int_variable
+from kepcheck.model.state import PodState, State
 
 __all__ = ["at_time", "symbolic_state", "concrete_bindings", "evaluate"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from spec.scenarios import Scenario
-from spec.variants import Variant
-from spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.scenarios import Scenario
+from kepcheck.spec.variants import Variant
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
-from model.state import NO_NODE, PodState, State
+from kepcheck.model.state import NO_NODE, PodState, State
 
 __all__ = ["EnvEvent", "Context", "initial_state", "state_memo", "any_state_memo", "node_local", "pod_values", "concrete_pod",
            "changed_pods"]
@@ -299,6 +299,6 @@ def initial_state(ctx: Context) -> State:
         pods.append(PodState(int(Phase.RUNNING), node, spec.requests, allocated, actual, resize=int(resize),
                              in_progress=allocated != actual, **blank))
     state = State(pods=tuple(pods), retry_due=(False,) * len(ctx.node_names), env_used=(False,) * len(ctx.events))
-    from model.actions import scheduler_observes  # the informer's start-up AddPod pass
+    from kepcheck.model.actions import scheduler_observes  # the informer's start-up AddPod pass
 
     return scheduler_observes(ctx, None, state)

@@ -1,0 +1,5 @@
+import sys
+
+from kepcheck.checks.cli import main
+
+sys.exit(main())
