@@ -47,7 +47,7 @@ def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float
         import gc
         import resource
 
-        from kepcheck.checks.explicit import explore, kep_system
+        from kepcheck.checks.search import explore, kep_system
         from kepcheck.model.context import Context
         from kepcheck.model.symmetry import make_representative, symmetry_classes
         from kepcheck.spec.scenarios import load_scenario

@@ -20,7 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kepcheck.spec.properties import ALWAYS, PROPERTIES
 from kepcheck.spec.scenarios import default_scenarios
 from kepcheck.spec.variants import variant_by_name
-from kepcheck.checks.bmc import check_bmc, check_induction, prove_lemmas, prove_strengthening
+from kepcheck.checks.bmc import check_bmc
+from kepcheck.checks.induction import check_induction, prove_lemmas, prove_strengthening
 from kepcheck.model.context import Context
 
 

@@ -9,6 +9,7 @@ from kepcheck.spec.scenarios import default_scenarios
 from kepcheck.spec.variants import variant_by_name
 from kepcheck.checks.explicit import check_explicit
 from kepcheck.model.context import Context
+from kepcheck.model.mutants import mutants_named
 
 SCENARIOS = {scenario.name: scenario for scenario in default_scenarios()}
 
@@ -20,7 +21,7 @@ def manifest():
 
 @lru_cache(maxsize=None)
 def context(scenario: str, variant: str, mutants: tuple = ()) -> Context:
-    return Context.build(SCENARIOS[scenario], variant_by_name(variant), mutants)
+    return Context.build(SCENARIOS[scenario], variant_by_name(variant), mutants_named(mutants))
 
 
 @lru_cache(maxsize=None)

@@ -1,7 +1,7 @@
-"""Kubernetes conformance of the resource accounting (``model/accounting.py``) and of quantity
+"""Kubernetes conformance of the resource accounting (``model/accounting.py``, ``model/pod_requests.py``) and of quantity
 parsing (``spec/quantities.py``).
 
-Every expectation comes from ``/work/shared/reference/kubernetes.md``: §7.1 cases C-1..C-15
+Every expectation comes from the design's ``reference/kubernetes.md``: §7.1 cases C-1..C-15
 (component-helpers ``resource/helpers_test.go`` and the ``DeferredPodScheduling`` plugin test),
 §7.2 K-1..K-7 (kubelet ``TestHandlePodResourcesResize``) and the KEP-5836 "Risk of Additional
 Preemption" example (§4.7). The expectations are authoritative: a failure here is a bug in the
@@ -17,18 +17,13 @@ import z3
 
 from kepcheck.model.accounting import (
     RESOURCES,
-    Container,
-    Pod,
     combine_totals,
     deferred_fit_delta,
-    is_resize_deferred,
-    is_resize_infeasible,
     kubelet_fits,
     kubelet_other_pod_requests,
     kubelet_resizing_pod_requests,
-    pod_limits,
-    pod_requests,
 )
+from kepcheck.model.pod_requests import Container, Pod, is_resize_deferred, is_resize_infeasible, pod_limits, pod_requests
 from kepcheck.spec.quantities import format_quantity, parse_quantity
 
 Ki, Mi, Gi = 2**10, 2**20, 2**30

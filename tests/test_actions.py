@@ -1,11 +1,12 @@
-"""Each action's guard and effect on small hand-built states (``model/actions.py``).
+"""Each action's guard and effect on small hand-built states (``model/user.py``, ``model/scheduler.py``,
+``model/kubelet.py``).
 
 Scenarios are written in Kubernetes vocabulary and parsed with ``parse_scenario``; states come from
 ``initial_state`` and, where a situation is hard to reach, from ``replace_pod`` (``dataclasses.replace``). Steps are
 taken through ``next_steps`` / ``apply_action``, so every effect is seen together with what the
 scheduler's event handlers do with it (``scheduler_observes``).
 
-Expectations come from ``/work/shared/reference/kubernetes.md``: kubelet retry order (§2.3, §7.2
+Expectations come from the design's ``reference/kubernetes.md``: kubelet retry order (§2.3, §7.2
 K-11), a newer spec during actuation (§2.5, K-9), victim selection and fit (§3.3, §7.4 P-1, P-2,
 P-4..P-7), the resize-preemption integration tests
 (§7.3 S-1, S-3..S-5) and queueing hints (§7.3 S-6..S-11, S-15..S-18). A case where the model
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.checks.explicit import explore, kep_system
-from kepcheck.model.actions import next_steps, pending_resize_slots
+from kepcheck.checks.search import explore, kep_system
+from kepcheck.model.actions import next_steps
+from kepcheck.model.kubelet import pending_resize_slots
 from kepcheck.model.actions import apply_action as step
-from kepcheck.model.context import Context, initial_state
+from kepcheck.model.context import Context
+from kepcheck.model.init import initial_state
 from kepcheck.model.state import NO_NODE, replace_pod
 from kepcheck.spec.quantities import parse_quantity
 from kepcheck.spec.scenarios import default_scenarios, parse_scenario

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kepcheck.spec.manifest import Expectation, Manifest
-from kepcheck.checks import cli
+from kepcheck.checks import cli, run as run_module
 
 RECORD_KEYS = {"scenario", "variant", "property", "kind", "engine", "verdict", "expected", "states", "transitions",
                "depth", "seconds", "reason", "trace"}
@@ -95,7 +95,7 @@ def test_unknown_subcommand_exits_2(capsys):
 def test_differing_verdict_exits_1(capsys, monkeypatch):
     wrong = Manifest(["deferred-upsize-one-victim"],
                      {("deferred-upsize-one-victim", "alpha-1.37", "NoDoubleReservation"): Expectation("violated", "x", "y")})
-    monkeypatch.setattr(cli, "load_manifest", lambda names: wrong)
+    monkeypatch.setattr(run_module, "load_manifest", lambda names: wrong)
     code, out, _ = run(capsys, "check", "--scenario", "deferred-upsize-one-victim", "--variant", "alpha-1.37")
     assert code == 1
     assert "expected violated" in out

@@ -56,9 +56,9 @@ def reachable_count(initial, successors) -> int:
 
 
 def assert_replays(trace, successors) -> None:
-    """Every step of the trace is a transition of the model with that label."""
-    for (_, before), (label, after) in zip(trace.steps, trace.steps[1:]):
-        assert (label, after) in {(action.label(), state) for action, state in successors(before)}, label
+    """Every step of the trace is a transition of the model with that action."""
+    for (_, before), (taken, after) in zip(trace.steps, trace.steps[1:]):
+        assert (taken.label(), after) in {(action.label(), state) for action, state in successors(before)}, taken
 
 
 # --- TwoPhase ------------------------------------------------------------------------------------------

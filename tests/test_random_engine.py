@@ -23,13 +23,14 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kepcheck.checks.explicit import check_explicit, explore, kep_system
-from kepcheck.checks.generate import replicate, sample_scenarios, scenarios, write_scenario
+from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.search import explore, kep_system
+from scenario_generator import replicate, sample_scenarios, scenarios, write_scenario
 from kepcheck.checks.random_walk import check_random
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, replay
-from kepcheck.model.accounting import Container, Pod, pod_requests
+from kepcheck.model.pod_requests import Container, Pod, pod_requests
 from kepcheck.model.context import Context
-from kepcheck.model.mutants import MUTANTS
+from kepcheck.model.mutants import MUTANTS, mutants_named
 from kepcheck.spec.properties import ALWAYS, property_by_name
 from kepcheck.spec.scenarios import SCENARIO_DIR, load_scenario, parse_scenario
 from kepcheck.spec.variants import variant_by_name
@@ -82,13 +83,13 @@ def test_replicate_keeps_the_schema():
 def test_random_walks_catch_mutant(mutant):
     prop = property_by_name(mutant.property)
     # the shipped scenario: the trace is at most twice the explicit engine's shortest
-    small = Context.build(SCENARIOS[mutant.scenario], variant_by_name(mutant.variant), [mutant.name])
+    small = Context.build(SCENARIOS[mutant.scenario], variant_by_name(mutant.variant), [mutant])
     result = check_random(small, [prop], examples=50, steps=30, differential=False)[0]
     assert result.verdict == VIOLATED and result.engine == "random", mutant.name
     assert len(result.trace) <= 2 * mutant.shortest
     assert replay(small, result.trace.labels) == result.trace
     # a larger scope: >= 3 nodes, >= 10 pods
-    large = Context.build(larger_scope(mutant.scenario), variant_by_name(mutant.variant), [mutant.name])
+    large = Context.build(larger_scope(mutant.scenario), variant_by_name(mutant.variant), [mutant])
     result = check_random(large, [prop], examples=50, steps=30, differential=False)[0]
     assert result.verdict == VIOLATED, f"{mutant.name} not caught on the larger scope"
     assert replay(large, result.trace.labels) == result.trace
@@ -140,8 +141,8 @@ def test_differential_checks_hold_under_alpha(scenario):
 def test_conservativeness_fails_under_allocated_only():
     """Expected: allocated-only counts an InProgress downsize at its allocation, the kubelet at
     max(allocated, actual). The check is not built in for that accounting, so judge it here."""
-    from kepcheck.checks.random_walk import scheduler_conservative
-    from kepcheck.model.context import initial_state
+    from kepcheck.checks.differential import scheduler_conservative
+    from kepcheck.model.init import initial_state
 
     ctx = Context.build(SCENARIOS["downsize-in-progress"], variant_by_name("allocated-only"))
     assert not scheduler_conservative(ctx, initial_state(ctx))
@@ -150,14 +151,14 @@ def test_conservativeness_fails_under_allocated_only():
 
 
 def test_accounting_check_catches_the_scheduler_ignores_actual_mutant():
-    ctx = Context.build(SCENARIOS["downsize-in-progress"], variant_by_name("alpha-1.37"), ["scheduler-ignores-actual"])
+    ctx = Context.build(SCENARIOS["downsize-in-progress"], variant_by_name("alpha-1.37"), mutants_named(["scheduler-ignores-actual"]))
     results = {r.property: r for r in check_random(ctx, [], examples=20, steps=20)}
     assert results["AccountingAgrees"].verdict == VIOLATED
     assert results["SchedulerConservative"].verdict == VIOLATED
 
 
 # Reference §1.2 (v1.37 "max of sums") and §1.4 (KEP-753 init/sidecar formula), restated from the
-# prose, independently of model/accounting.py.
+# prose, independently of model/accounting.py and model/pod_requests.py.
 RESOURCE_NAMES = ("cpu", "memory")
 
 

@@ -29,10 +29,12 @@ from kepcheck.spec.transitions import TRANSITIONS
 from kepcheck.spec.variants import VARIANTS, variant_by_name
 from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
 
-from kepcheck.checks.cli import run_checks
+from kepcheck.checks.lifecycle import NEVER_FIRED_EXPLANATIONS, lifecycle_dot, lifecycle_mermaid
 from kepcheck.checks.result import VIOLATED
-from kepcheck.checks.review import (ITF_SCHEMA_PATH, NEVER_FIRED_EXPLANATIONS, lifecycle_dot, lifecycle_graph,
-                           lifecycle_mermaid, trace_file_name, trace_markdown, variant_diff, write_itf, write_review)
+from kepcheck.checks.review import outcome_lifecycle, variant_diff, write_review
+from kepcheck.checks.run import run_checks
+from kepcheck.checks.trace_report import ITF_SCHEMA_PATH, trace_file_name, trace_markdown, write_itf
+from kepcheck.model.actions import ACTION_NAMES
 
 GOLDEN = Path(__file__).parent / "golden"
 SMALL_SCENARIOS = ("competing-resizes", "later-competing-resize")
@@ -45,7 +47,7 @@ MERMAID_DIR = Path(os.environ.get("KEPCHECK_MERMAID_DIR", "/tmp/mm"))
 def _run(scenarios=None, variants=None):
     chosen = [s for s in default_scenarios() if scenarios is None or s.name in scenarios]
     return list(run_checks(chosen, [variant_by_name(v) for v in variants] if variants else list(VARIANTS),
-                           list(PROPERTIES)))
+                           list(PROPERTIES), record_lifecycle=True))
 
 
 @lru_cache(maxsize=None)
@@ -63,7 +65,7 @@ def full(tmp_path_factory):
 
 
 def _result(outcome, scenario, variant, prop):
-    for ctx, results in outcome:
+    for ctx, results, _ in outcome:
         if ctx.scenario.name == scenario and ctx.variant.name == variant:
             for result in results:
                 if result.property == prop:
@@ -253,7 +255,7 @@ def test_review_has_the_full_matrix(full):
     for prop in PROPERTIES:
         assert f"| {prop.name}" in text
     assert "seconds" not in text  # include_times=False
-    for ctx, results in outcome:
+    for _, results, _ in outcome:
         for result in results:
             if result.verdict == VIOLATED and result.kind in (ALWAYS, EVENTUALLY):
                 link = f"traces/{trace_file_name(result)}"
@@ -264,7 +266,7 @@ def test_review_has_the_full_matrix(full):
 def test_every_trace_report_is_complete_and_its_itf_validates(full):
     outcome, out, _ = full
     reports = sorted((out / "traces").glob("*.md"))
-    expected = {trace_file_name(r) for _, rs in outcome for r in rs
+    expected = {trace_file_name(r) for _, rs, _ in outcome for r in rs
                 if r.verdict == VIOLATED and r.kind in (ALWAYS, EVENTUALLY)}
     assert {p.name for p in reports} == expected
     for report in reports:
@@ -316,7 +318,7 @@ def test_review_is_deterministic(full, tmp_path):
 def test_two_runs_give_identical_reports(tmp_path):
     first = write_review(small_outcome(), tmp_path / "a", include_times=False, lifecycle=alpha_lifecycle())
     second = write_review(_run(SMALL_SCENARIOS, SMALL_VARIANTS), tmp_path / "b", include_times=False,
-                          lifecycle=lifecycle_graph("alpha-1.37"))
+                          lifecycle=alpha_lifecycle())
     assert first.read_bytes() == second.read_bytes()
     with_times = write_review(small_outcome(), tmp_path / "c", lifecycle=alpha_lifecycle()).read_text()
     assert "| *seconds* |" in with_times
@@ -326,7 +328,7 @@ def test_findings_summarise_every_violation(full):
     outcome, _, index = full
     text = index.read_text()
     findings = text[text.index("## Findings"):]
-    for ctx, results in outcome:
+    for _, results, _ in outcome:
         for result in results:
             if result.verdict == VIOLATED and result.kind in (ALWAYS, EVENTUALLY):
                 assert f"(traces/{trace_file_name(result)})" in findings
@@ -337,7 +339,9 @@ def test_findings_summarise_every_violation(full):
 
 @lru_cache(maxsize=None)
 def alpha_lifecycle():
-    return lifecycle_graph("alpha-1.37")
+    """The lifecycle of alpha-1.37 over the default scenarios, as a run records it."""
+    return outcome_lifecycle(list(run_checks(default_scenarios(), [variant_by_name("alpha-1.37")], list(PROPERTIES),
+                                             record_lifecycle=True)))
 
 
 def test_lifecycle_has_the_named_statuses_and_only_reachable_ones():
@@ -381,8 +385,6 @@ def test_review_explains_infeasible_and_writes_dot(full):
 
 
 def test_coverage_shows_every_action_or_explains_it(full):
-    from kepcheck.model.actions import ACTION_NAMES
-
     _, _, index = full
     text = index.read_text()
     coverage = text[text.index("## Action coverage"):text.index("## Findings")]
@@ -400,7 +402,7 @@ def test_coverage_shows_every_action_or_explains_it(full):
 # --- variant diff ----------------------------------------------------------------------------------
 
 def _changed(outcome, a, b):
-    verdicts = {(ctx.scenario.name, ctx.variant.name, r.property): r.verdict for ctx, rs in outcome for r in rs}
+    verdicts = {(ctx.scenario.name, ctx.variant.name, r.property): r.verdict for ctx, rs, _ in outcome for r in rs}
     return [(s, p) for (s, v, p), verdict in verdicts.items() if v == a and verdicts[(s, b, p)] != verdict]
 
 

@@ -10,7 +10,7 @@ from dataclasses import fields
 import pytest
 
 from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
-from kepcheck.checks.explicit import explore, kep_system
+from kepcheck.checks.search import explore, kep_system
 from kepcheck.checks.symbolic import concrete_bindings, evaluate, symbolic_state
 from kepcheck.model.actions import next_steps, transitions
 from kepcheck.model.properties import PREDICATES

@@ -19,8 +19,10 @@ import pytest
 
 from kepcheck.spec.properties import ALWAYS, PROPERTIES, property_by_name
 from kepcheck.spec.variants import VARIANTS
-from kepcheck.checks.bmc import PROVED, check_bmc, check_induction, prove_lemmas, prove_strengthening
-from kepcheck.checks.explicit import explore, kep_system
+from kepcheck.checks.bmc import check_bmc
+from kepcheck.checks.induction import check_induction, prove_lemmas, prove_strengthening
+from kepcheck.checks.result import PROVED
+from kepcheck.checks.search import explore, kep_system
 from kepcheck.checks.result import replay
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import MUTANTS

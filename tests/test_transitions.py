@@ -5,13 +5,14 @@ from collections import defaultdict
 import pytest
 
 from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.transitions import REMOVAL_STATUSES, RESIZE_REQUEST_ACTION, SHARED_SOURCES, TRANSITIONS
+from kepcheck.spec.transitions import ACTIONS, REMOVAL_STATUSES, RESIZE_REQUEST_ACTION, SHARED_SOURCES, TRANSITIONS
 from kepcheck.spec.variants import VARIANTS
 from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
-from kepcheck.checks.explicit import explore, kep_system
+from kepcheck.checks.search import explore, kep_system
 from kepcheck.model.actions import ACTION_NAMES, ACTOR_OF, NEXT
 from kepcheck.model.context import Context
 from kepcheck.model.lifecycle import lifecycle_status
+from kepcheck.model.state import type_ok
 
 
 def test_statuses_known():
@@ -32,6 +33,14 @@ def test_action_names_match_functions():
         return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
 
     assert [snake(name) for name in ACTION_NAMES] == [f.__name__ for f in NEXT]
+
+
+def test_next_is_the_spec_action_table():
+    """NEXT is the spec's action list, in its order; each action is a function of its actor's module."""
+    assert list(ACTION_NAMES) == [spec.name for spec in ACTIONS]
+    for spec, function in zip(ACTIONS, NEXT):
+        assert function.__module__ == f"kepcheck.model.{spec.actor}", (spec.name, function.__module__)
+        assert ACTOR_OF[spec.name] == spec.actor
 
 
 def test_nothing_enters_absent():
@@ -56,7 +65,9 @@ def test_every_explored_step_conforms(variant):
         ctx = Context.build(scenario, variant)
 
         def hook(before, action, after):
-            named = dict(action.params).get("pod")
+            if not type_ok(after, len(ctx.names), len(ctx.node_names), ctx.width):
+                problems.append(f"{scenario.name}: {action.label()} leaves a state that is not TypeOK: {after}")
+            named = action.param("pod")
             for i, (old, new) in enumerate(zip(before.pods, after.pods)):
                 source, target = lifecycle_status(old), lifecycle_status(new)
                 if source == target:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kepcheck.checks.explicit import TransitionSystem
+from kepcheck.checks.search import TransitionSystem
 from kepcheck.spec.properties import ALWAYS, SOMETIMES
 
 __all__ = [

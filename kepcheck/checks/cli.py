@@ -1,9 +1,13 @@
-"""The command line: ``kepcheck`` (also ``python -m checks``).
+"""The command line: ``kepcheck`` (also ``python -m kepcheck``).
 
 Subcommands:
-  list     scenarios, variants, properties and mutants (``--json`` for machines)
+  list     scenarios, variants, properties, fairness groups and mutants (``--json`` for machines)
   check    check a selection (default: every scenario, variant and property of the manifest)
+  report   check the selection and write the design review report
+  diff     which verdicts change between two variants, and the traces that explain it
   replay   replay action labels through the model and print the trace
+
+This module parses arguments and prints; the checking itself is ``checks/run.py``.
 
 Exit codes: 0 every verdict matches the manifest (or has no expectation); 1 some verdict differs;
 2 bad input or usage; 3 some verdict is inconclusive within the budget (and none differs).
@@ -18,22 +22,24 @@ import time
 from pathlib import Path
 
 from kepcheck.spec.fairness import DEFAULT_FAIRNESS, FAIRNESS_GROUPS
-from kepcheck.spec.manifest import load_manifest
-from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
-from kepcheck.spec.scenarios import Scenario, ScenarioError, default_scenarios, load_scenario
+from kepcheck.spec.properties import EVENTUALLY, PROPERTIES, SOMETIMES
+from kepcheck.spec.scenarios import ScenarioError, default_scenarios
 from kepcheck.spec.variants import DECISIONS, VARIANTS
 
-from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.engine import Budget, EngineOptions
 from kepcheck.checks.report import counted, format_trace, result_record
-from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, PROVED, VIOLATED, CheckResult, replay
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, SYMBOLS, VIOLATED, replay
+from kepcheck.checks.review import variant_diff, write_review
+from kepcheck.checks.run import (
+    SelectionError, run_checks, select_engine, select_fairness, select_mutants, select_properties, select_scenarios,
+    select_variants,
+)
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import MUTANTS
-from kepcheck.model.symmetry import make_representative
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
-SYMBOLS = {HOLDS: "✓", VIOLATED: "✗", INCONCLUSIVE: "≈", NOT_CHECKED: "–", PROVED: "∎"}
 
 
 class UsageError(Exception):
@@ -41,286 +47,171 @@ class UsageError(Exception):
 
 
 def _console(stream):
-    from rich.console import Console
+    from rich.console import Console  # rich loads in about 0.1 s: only when something is printed
 
     return Console(file=stream, highlight=False, soft_wrap=False, width=200 if not stream.isatty() else None)
 
 
-def _select(names: list[str] | None, known: dict, kind: str):
-    if not names:
-        return list(known.values())
-    chosen = []
-    for name in names:
-        if name not in known:
-            raise UsageError(f"unknown {kind} {name!r} (known: {', '.join(known)})")
-        chosen.append(known[name])
-    return chosen
+def _table(title: str, columns, rows):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
-def _scenarios(arguments: list[str] | None) -> list[Scenario]:
-    shipped = {s.name: s for s in default_scenarios()}
-    if not arguments:
-        return list(shipped.values())
-    chosen = []
-    for argument in arguments:
-        if argument in shipped:
-            chosen.append(shipped[argument])
-        elif argument.endswith((".yaml", ".yml")) or Path(argument).exists():
-            chosen.append(load_scenario(argument))
-        else:
-            raise UsageError(f"unknown scenario {argument!r} (a shipped name or a YAML file; known: {', '.join(shipped)})")
-    return chosen
+def _list_document() -> dict:
+    return {
+        "scenarios": [{"name": s.name, "description": s.description, "file": s.source} for s in default_scenarios()],
+        "variants": [{"name": v.name, "description": v.description, **v.options()} for v in VARIANTS],
+        "properties": [{"name": p.name, "kind": p.kind, "scope": p.scope, "meaning": p.meaning, "ref": p.ref,
+                        "fairness": list(p.fairness)} for p in PROPERTIES],
+        "fairness": [{"name": g.name, "actions": list(g.actions), "mechanism": g.mechanism, "ref": g.ref}
+                     for g in FAIRNESS_GROUPS],
+        "mutants": [{"name": m.name, "breaks": m.breaks, "property": m.property, "variant": m.variant,
+                     "scenario": m.scenario} for m in MUTANTS],
+    }
 
 
 def command_list(options) -> int:
-    scenarios = default_scenarios()
     if options.json:
-        document = {
-            "scenarios": [{"name": s.name, "description": s.description, "file": s.source} for s in scenarios],
-            "variants": [{"name": v.name, "description": v.description, **v.options()} for v in VARIANTS],
-            "properties": [{"name": p.name, "kind": p.kind, "scope": p.scope, "meaning": p.meaning, "ref": p.ref,
-                            "fairness": list(p.fairness)} for p in PROPERTIES],
-            "fairness": [{"name": g.name, "actions": list(g.actions), "mechanism": g.mechanism, "ref": g.ref}
-                         for g in FAIRNESS_GROUPS],
-            "mutants": [{"name": m.name, "breaks": m.breaks, "property": m.property, "variant": m.variant,
-                         "scenario": m.scenario} for m in MUTANTS],
-        }
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        print(json.dumps(_list_document(), indent=2, ensure_ascii=False))
         return EXIT_OK
-    from rich.table import Table
-
     console = _console(sys.stdout)
-    table = Table(title="Scenarios", show_lines=False)
-    table.add_column("name")
-    table.add_column("description")
-    for s in scenarios:
-        table.add_row(s.name, s.description)
-    console.print(table)
-    table = Table(title="Variants (first option of each decision = v1.37 alpha)")
-    table.add_column("name")
-    for decision in DECISIONS:
-        table.add_column(decision.field)
-    for v in VARIANTS:
-        table.add_row(v.name, *(getattr(v, d.field) for d in DECISIONS))
-    console.print(table)
-    table = Table(title="Properties")
-    for column in ("name", "kind", "meaning", "ref"):
-        table.add_column(column)
-    for p in PROPERTIES:
-        table.add_row(p.name, p.kind + (" (step)" if p.scope == "step" else ""), p.meaning, p.ref)
-    console.print(table)
-    table = Table(title="Fairness groups (assumed weakly fair by the eventually-properties unless --fairness says otherwise)")
-    for column in ("group", "actions", "mechanism"):
-        table.add_column(column)
-    for group in FAIRNESS_GROUPS:
-        table.add_row(group.name, ", ".join(group.actions), group.mechanism)
-    console.print(table)
-    table = Table(title="Mutants (deliberately broken models the checks must catch)")
-    for column in ("name", "breaks", "must violate", "where"):
-        table.add_column(column)
-    for m in MUTANTS:
-        table.add_row(m.name, m.breaks, m.property, f"{m.variant} / {m.scenario}")
-    console.print(table)
+    console.print(_table("Scenarios", ("name", "description"), ((s.name, s.description) for s in default_scenarios())))
+    console.print(_table("Variants (first option of each decision = v1.37 alpha)", ["name"] + [d.field for d in DECISIONS],
+                         ((v.name, *(getattr(v, d.field) for d in DECISIONS)) for v in VARIANTS)))
+    console.print(_table("Properties", ("name", "kind", "meaning", "ref"),
+                         ((p.name, p.kind + (" (step)" if p.scope == "step" else ""), p.meaning, p.ref)
+                          for p in PROPERTIES)))
+    console.print(_table("Fairness groups (assumed weakly fair by the eventually-properties unless --fairness says "
+                         "otherwise)", ("group", "actions", "mechanism"),
+                         ((g.name, ", ".join(g.actions), g.mechanism) for g in FAIRNESS_GROUPS)))
+    console.print(_table("Mutants (deliberately broken models the checks must catch)",
+                         ("name", "breaks", "must violate", "where"),
+                         ((m.name, m.breaks, m.property, f"{m.variant} / {m.scenario}") for m in MUTANTS)))
     return EXIT_OK
 
 
-ENGINES = ("explicit", "bmc", "induction", "random")
+def _cell(prop, result) -> str:
+    cell = SYMBOLS[result.verdict]
+    if prop.kind == SOMETIMES:
+        cell = {HOLDS: "seen", VIOLATED: "never", INCONCLUSIVE: "≈"}.get(result.verdict, cell)
+    if result.differs:
+        cell = f"[bold red]{cell} (expected {result.expected})[/]"
+    return cell
 
 
-def _engine_results(ctx, properties, engine, *, max_states, timeout, symmetry, fairness, engine_options):
-    options = engine_options or {}
-    if engine == "explicit":
-        representative = make_representative(ctx) if symmetry else None
-        results = check_explicit(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative,
-                                 fairness=fairness)
-        if representative is not None:
-            _rebuild_traces(ctx, results)
-        return results
-    if engine == "bmc":
-        from kepcheck.checks.bmc import check_bmc
-
-        return check_bmc(ctx, properties, options.get("depth", 10), timeout=timeout,
-                         parametric=options.get("parametric"))
-    if engine == "induction":
-        from kepcheck.checks.bmc import check_induction
-
-        return check_induction(ctx, properties, options.get("max_k", 3), timeout=timeout,
-                               parametric=options.get("parametric"))
-    from kepcheck.checks.random_walk import check_random
-
-    return check_random(ctx, properties, examples=options.get("examples"), steps=options.get("steps"),
-                        seed=options.get("seed", 0), profile=options.get("profile", "ci"))
-
-
-def run_checks(scenarios, variants, properties, *, mutants=(), max_states=None, timeout=None, symmetry=True,
-               progress=None, fairness=None, engine="explicit", engine_options=None):
-    """Check every scenario x variant; yields (ctx, [CheckResult]) with expectations filled in.
-
-    The manifest's expectations assume the shipped scenarios, no mutant and each property's own
-    fairness: any other run has no expectation (``expected`` is None)."""
-    manifest = load_manifest([s.name for s in default_scenarios()])
-    shipped = {s.name: s for s in default_scenarios()}
-    for scenario in scenarios:
-        in_manifest = shipped.get(scenario.name) == scenario and not mutants and fairness is None
-        for variant in variants:
-            ctx = Context.build(scenario, variant, mutants)
-            results = _engine_results(ctx, properties, engine, max_states=max_states, timeout=timeout,
-                                      symmetry=symmetry, fairness=fairness, engine_options=engine_options)
-            for result in results:
-                expectation = manifest.expected(scenario.name, variant.name, result.property) if in_manifest else None
-                if expectation is not None:
-                    result.expected = expectation.verdict
-                    if expectation.reason and not result.reason:
-                        result.reason = expectation.reason
-                    if expectation.ref:
-                        result.ref = expectation.ref
-            if progress is not None:
-                progress()
-            yield ctx, results
-
-
-def _rebuild_traces(ctx: Context, results: list[CheckResult]) -> None:
-    """Traces found on canonical representatives are re-found without symmetry, so that they
-    replay label by label (a short search: the property is already known to fail or be witnessed)."""
-    wanted = [r for r in results if r.trace is not None]
-    if not wanted:
-        return
-    specs = [p for p in PROPERTIES if p.name in {r.property for r in wanted}]
-    plain = {r.property: r for r in check_explicit(ctx, specs)}
-    for result in wanted:
-        result.trace = plain[result.property].trace
-
-
-def _matrix_tables(console, outcome, properties):
+def _matrix_tables(console, outcome, properties) -> None:
     from rich.table import Table
 
     by_scenario: dict[str, list] = {}
-    for ctx, results in outcome:
-        by_scenario.setdefault(ctx.scenario.name, []).append((ctx, results))
-    for scenario, rows in by_scenario.items():
-        variants = [ctx.variant.name for ctx, _ in rows]
+    for run in outcome:
+        by_scenario.setdefault(run.ctx.scenario.name, []).append(run)
+    for scenario, runs in by_scenario.items():
         table = Table(title=f"{scenario}", title_justify="left")
         table.add_column("property")
-        for name in variants:
-            table.add_column(name, justify="center")
+        for run in runs:
+            table.add_column(run.ctx.variant.name, justify="center")
         for prop in properties:
-            cells = []
-            for ctx, results in rows:
-                result = next(r for r in results if r.property == prop.name)
-                cell = SYMBOLS[result.verdict]
-                if prop.kind == SOMETIMES:
-                    cell = {HOLDS: "seen", VIOLATED: "never", INCONCLUSIVE: "≈"}.get(result.verdict, cell)
-                if result.differs:
-                    cell = f"[bold red]{cell} (expected {result.expected})[/]"
-                cells.append(cell)
+            cells = [_cell(prop, next(r for r in run.results if r.property == prop.name)) for run in runs]
             suffix = {SOMETIMES: " (sometimes)", EVENTUALLY: " (eventually)"}.get(prop.kind, "")
             table.add_row(prop.name + suffix, *cells)
-        if all(results[0].engine == "explicit" for _, results in rows):
-            states = [str(results[0].states) for _, results in rows]
-            table.add_row("[dim]distinct states[/]", *(f"[dim]{s}[/]" for s in states))
+        if all(run.results[0].engine == "explicit" for run in runs):
+            table.add_row("[dim]distinct states[/]", *(f"[dim]{run.results[0].states}[/]" for run in runs))
         console.print(table)
 
 
+def _print_traces(console, outcome, shown) -> None:
+    contexts = {(run.ctx.scenario.name, run.ctx.variant.name): run.ctx for run in outcome}
+    for result in shown:
+        ctx = contexts[(result.scenario, result.variant)]
+        headline = f"{result.property} {result.verdict} in {result.scenario} under {result.variant}"
+        if result.expected is not None and result.verdict != result.expected:
+            headline += f" (expected {result.expected})"
+        console.print(f"\n[bold]{headline}[/]")
+        if result.fairness:
+            console.print(f"fairness assumed: {', '.join(result.fairness) or 'none'}", markup=False)
+        if result.reason:
+            console.print(f"why: {result.reason}  [{result.ref}]", markup=False)
+        if result.trace is not None:
+            console.print(format_trace(ctx, result.trace), markup=False)
+
+
+def _print_check(options, outcome, properties, scenarios, variants, started: float) -> None:
+    results = [r for run in outcome for r in run.results]
+    differs = [r for r in results if r.differs]
+    console = _console(sys.stdout)
+    _matrix_tables(console, outcome, properties)
+    shown = differs if not options.traces else [r for r in results if r.trace is not None and r.kind != SOMETIMES]
+    _print_traces(console, outcome, shown)
+    matched = sum(1 for r in results if r.matches)
+    expectation = "as expected" if any(r.expected is not None for r in results) else "without expectation"
+    inconclusive = sum(1 for r in results if r.verdict == INCONCLUSIVE)
+    console.print(
+        f"\n{counted(len(results), 'check')} on {counted(len(scenarios), 'scenario')} × {counted(len(variants), 'variant')}: "
+        f"{matched} {expectation}, "
+        f"{len(differs)} differ, {inconclusive} inconclusive. {time.perf_counter() - started:.1f} s"
+    )
+
+
+def _engine_options(options) -> EngineOptions:
+    return EngineOptions(symmetry=not options.no_symmetry, fairness=select_fairness(options.fairness),
+                         depth=options.depth, max_k=options.max_k, parametric=_parametric(options.parametric),
+                         examples=options.examples, steps=options.steps, seed=options.seed, profile=options.profile)
+
+
 def command_check(options) -> int:
-    scenarios = _scenarios(options.scenario)
-    variants = _select(options.variant, {v.name: v for v in VARIANTS}, "variant")
-    properties = _select(options.property, {p.name: p for p in PROPERTIES}, "property")
-    mutants = _select(options.mutant, {m.name: m for m in MUTANTS}, "mutant") if options.mutant else []
-    fairness = _fairness(options.fairness)
-    if options.engine not in ENGINES:
-        raise UsageError(f"unknown engine {options.engine!r} (available: {', '.join(ENGINES)})")
-    engine_options = {"depth": options.depth, "max_k": options.max_k, "examples": options.examples,
-                      "steps": options.steps, "seed": options.seed, "profile": options.profile,
-                      "parametric": _parametric(options.parametric)}
+    scenarios = select_scenarios(options.scenario)
+    variants = select_variants(options.variant)
+    properties = select_properties(options.property)
+    mutants = select_mutants(options.mutant)
+    engine_name = select_engine(options.engine)
     started = time.perf_counter()
-    outcome = _run_all(scenarios, variants, properties, mutants=[m.name for m in mutants],
-                       max_states=options.max_states, timeout=options.timeout, symmetry=not options.no_symmetry,
-                       fairness=fairness, engine=options.engine, engine_options=engine_options)
-    results = [r for _, rs in outcome for r in rs]
-    differs = _differs(results)
-    inconclusive = [r for r in results if r.verdict == INCONCLUSIVE]
+    outcome = _run_all(scenarios, variants, properties, engine_name=engine_name, mutants=mutants,
+                       budget=Budget(options.max_states, options.timeout), options=_engine_options(options),
+                       record_lifecycle=bool(options.report))
     if options.report:
-        index = _write_review(outcome, options.report, not options.no_times)
+        index = write_review(outcome, Path(options.report), include_times=not options.no_times)
         print(f"kepcheck: wrote the design review report {index}", file=sys.stderr)
     if options.json:
-        records = [result_record(ctx, r) for ctx, rs in outcome for r in rs]
-        print(json.dumps(records, indent=2, ensure_ascii=False))
+        print(json.dumps([result_record(run.ctx, r) for run in outcome for r in run.results], indent=2,
+                         ensure_ascii=False))
     else:
-        console = _console(sys.stdout)
-        _matrix_tables(console, outcome, properties)
-        contexts = {(ctx.scenario.name, ctx.variant.name): ctx for ctx, _ in outcome}
-        shown = differs if not options.traces else [r for r in results if r.trace is not None and r.kind != SOMETIMES]
-        for result in shown:
-            ctx = contexts[(result.scenario, result.variant)]
-            headline = f"{result.property} {result.verdict} in {result.scenario} under {result.variant}"
-            if result.expected is not None and result.verdict != result.expected:
-                headline += f" (expected {result.expected})"
-            console.print(f"\n[bold]{headline}[/]")
-            if result.fairness:
-                console.print(f"fairness assumed: {', '.join(result.fairness) or 'none'}", markup=False)
-            if result.reason:
-                console.print(f"why: {result.reason}  [{result.ref}]", markup=False)
-            if result.trace is not None:
-                console.print(format_trace(ctx, result.trace), markup=False)
-        matched = sum(1 for r in results if r.matches)
-        expectation = "as expected" if any(r.expected is not None for r in results) else "without expectation"
-        console.print(
-            f"\n{counted(len(results), 'check')} on {counted(len(scenarios), 'scenario')} × {counted(len(variants), 'variant')}: "
-            f"{matched} {expectation}, "
-            f"{len(differs)} differ, {len(inconclusive)} inconclusive. {time.perf_counter() - started:.1f} s"
-        )
-    if differs:
-        return EXIT_DIFFERS
-    if inconclusive:
-        return EXIT_INCONCLUSIVE
-    return EXIT_OK
+        _print_check(options, outcome, properties, scenarios, variants, started)
+    return _exit_code([r for run in outcome for r in run.results])
 
 
 def _run_all(scenarios, variants, properties, **options) -> list:
     """Run the checks with a progress bar on stderr (when it is a terminal)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    outcome = []
     with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=_console(sys.stderr), transient=True, disable=not sys.stderr.isatty()) as bar:
         task = bar.add_task("check", total=len(scenarios) * len(variants))
-        for item in run_checks(scenarios, variants, properties, progress=lambda: bar.advance(task), **options):
-            outcome.append(item)
-    return outcome
-
-
-def _write_review(outcome, out_dir: str, include_times: bool) -> Path:
-    from kepcheck.checks.review import write_review
-
-    return write_review(outcome, Path(out_dir), include_times=include_times)
+        return list(run_checks(scenarios, variants, properties, progress=lambda: bar.advance(task), **options))
 
 
 def command_report(options) -> int:
-    scenarios = _scenarios(options.scenario)
-    variants = _select(options.variant, {v.name: v for v in VARIANTS}, "variant")
-    outcome = _run_all(scenarios, variants, list(PROPERTIES))
-    index = _write_review(outcome, options.out, not options.no_times)
+    outcome = _run_all(select_scenarios(options.scenario), select_variants(options.variant), list(PROPERTIES),
+                       record_lifecycle=True)
+    index = write_review(outcome, Path(options.out), include_times=not options.no_times)
     print(f"wrote {index}")
-    return _exit_code([r for _, rs in outcome for r in rs])
+    return _exit_code([r for run in outcome for r in run.results])
 
 
 def command_diff(options) -> int:
-    from kepcheck.checks.review import variant_diff
-
-    known = {v.name: v for v in VARIANTS}
-    variants = _select([options.variant_a, options.variant_b], known, "variant")
-    scenarios = _scenarios(options.scenario)
-    outcome = _run_all(scenarios, variants, list(PROPERTIES))
+    variants = select_variants([options.variant_a, options.variant_b])
+    outcome = _run_all(select_scenarios(options.scenario), variants, list(PROPERTIES))
     print(variant_diff(outcome, options.variant_a, options.variant_b, trace_links=None))
     return EXIT_OK
 
 
-def _differs(results) -> list:
-    return [r for r in results if r.differs]
-
-
 def _exit_code(results) -> int:
-    if _differs(results):
+    if any(r.differs for r in results):
         return EXIT_DIFFERS
     if any(r.verdict == INCONCLUSIVE for r in results):
         return EXIT_INCONCLUSIVE
@@ -340,25 +231,10 @@ def _parametric(value):
     return low, high
 
 
-def _fairness(values):
-    """``--fairness a,b --fairness c`` -> ("a", "b", "c"); ``none`` -> (); absent -> None (defaults)."""
-    if not values:
-        return None
-    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    if names == ["none"]:
-        return ()
-    known = [group.name for group in FAIRNESS_GROUPS]
-    for name in names:
-        if name not in known:
-            raise UsageError(f"unknown fairness group {name!r} (known: {', '.join(known)}, or none)")
-    return tuple(names)
-
-
 def command_replay(options) -> int:
-    scenarios = _scenarios([options.scenario])
-    variant = _select([options.variant], {v.name: v for v in VARIANTS}, "variant")[0]
-    mutants = _select(options.mutant, {m.name: m for m in MUTANTS}, "mutant") if options.mutant else []
-    ctx = Context.build(scenarios[0], variant, [m.name for m in mutants])
+    scenario = select_scenarios([options.scenario])[0]
+    variant = select_variants([options.variant])[0]
+    ctx = Context.build(scenario, variant, select_mutants(options.mutant))
     try:
         trace = replay(ctx, options.labels)
     except ValueError as error:
@@ -367,20 +243,16 @@ def command_replay(options) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kepcheck", description="Model checker for KEP-5836: scheduler "
-                                     "preemption for in-place pod resize.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    listing = sub.add_parser("list", help="list scenarios, variants, properties and mutants")
-    listing.add_argument("--json", action="store_true", help="machine-readable output")
+def _check_parser(sub) -> None:
     check = sub.add_parser("check", help="check properties (default: the whole manifest)")
     check.add_argument("--scenario", action="append", metavar="NAME|FILE", help="a shipped scenario or a YAML file")
     check.add_argument("--variant", action="append", metavar="NAME")
     check.add_argument("--property", action="append", metavar="NAME")
     check.add_argument("--mutant", action="append", metavar="NAME", help="check a deliberately broken model")
     check.add_argument("--engine", default="explicit",
-                       help="explicit (default: breadth-first, safety and liveness), bmc (bounded model checking "
-                            "with Z3), induction (k-induction proofs with Z3), random (Hypothesis random walks)")
+                       help="explicit (default: breadth-first, safety and liveness), liveness (the same search, "
+                            "eventually-properties only), bmc (bounded model checking with Z3), induction (k-induction "
+                            "proofs with Z3), random (Hypothesis random walks)")
     check.add_argument("--depth", type=int, default=10, metavar="K", help="bmc: unrolling depth (default 10)")
     check.add_argument("--max-k", type=int, default=3, metavar="K", help="induction: largest k tried (default 3)")
     check.add_argument("--parametric", metavar="LOW..HIGH",
@@ -401,6 +273,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--report", metavar="DIR", help="also write the design review report (index.md, trace "
                        "reports, ITF files, lifecycle diagram) under DIR")
     check.add_argument("--no-times", action="store_true", help="leave times out of the report (byte-identical reruns)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kepcheck", description="Model checker for KEP-5836: scheduler "
+                                     "preemption for in-place pod resize.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    listing = sub.add_parser("list", help="list scenarios, variants, properties and mutants")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    _check_parser(sub)
     report = sub.add_parser("report", help="check the selection and write the design review report")
     report.add_argument("--out", required=True, metavar="DIR")
     report.add_argument("--scenario", action="append", metavar="NAME|FILE")
@@ -418,19 +299,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+COMMANDS = {"list": command_list, "check": command_check, "replay": command_replay, "report": command_report,
+            "diff": command_diff}
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    options = parser.parse_args(argv)
+    options = build_parser().parse_args(argv)
     for name in ("max_states", "timeout", "depth", "max_k", "examples", "steps"):
         value = getattr(options, name, None)
         if value is not None and value <= 0:
             print(f"kepcheck: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
             return EXIT_USAGE
-    commands = {"list": command_list, "check": command_check, "replay": command_replay, "report": command_report,
-                "diff": command_diff}
     try:
-        return commands[options.command](options)
-    except (ScenarioError, UsageError) as error:
+        return COMMANDS[options.command](options)
+    except (ScenarioError, SelectionError, UsageError) as error:
         print(f"kepcheck: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:

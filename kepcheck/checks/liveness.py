@@ -1,7 +1,7 @@
 """The liveness checker: ``eventually`` properties on the reachable state graph, under weak fairness.
 
-Input: the graph the explicit engine keeps (networkx ``MultiDiGraph``: state ids as nodes, one
-edge per action label) with symmetry off. For each property of ``model.properties.LIVENESS``:
+Input: the graph the breadth-first search keeps (``checks/search.py``; networkx ``MultiDiGraph``:
+state ids as nodes, one edge per action, keyed by the ``Action``) with symmetry off. For each property of ``model.properties.LIVENESS``:
 
 * ``Response`` (per pod: if the premise holds again and again, the goal is eventually reached;
   in LTL ``[]<>premise => <>goal``): the "bad" states are those where the goal does not hold. A
@@ -11,7 +11,8 @@ edge per action label) with symmetry off. For each property of ``model.propertie
 * ``EventuallyNever`` (<>[] no such step): a violation is a fair strongly connected component of
   the whole graph that contains such a step.
 
-Fairness is weak fairness per action instance (label) for the action groups assumed fair
+Fairness is weak fairness per action instance (e.g. ``FinishTermination(pod=batch)``) for the
+action groups assumed fair
 (``spec/fairness.py``): a component is fair iff every fair action instance that is enabled in all
 of its states is taken on some edge inside it. Checking the maximal components suffices (a
 sub-cycle of an unfair component is unfair too).
@@ -35,14 +36,16 @@ from dataclasses import dataclass
 import networkx
 
 from kepcheck.spec.fairness import fair_action_names
-from kepcheck.spec.properties import EVENTUALLY, PropertySpec
+from kepcheck.spec.properties import EVENTUALLY
 
-from kepcheck.checks.explicit import Exploration
-from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace
+from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
+from kepcheck.checks.search import Exploration, explore, kep_system
 from kepcheck.model.context import Context
-from kepcheck.model.properties import LIVENESS, EventuallyNever, Response
+from kepcheck.model.memo import caching
+from kepcheck.model.properties import LIVENESS, EventuallyNever
 
-__all__ = ["check_liveness", "LivenessFinding"]
+__all__ = ["check_liveness", "LivenessFinding", "ENGINE"]
 
 
 @dataclass
@@ -52,19 +55,24 @@ class LivenessFinding:
     explanation: str
 
 
-def _name(label: str) -> str:
-    return label.split("(", 1)[0]
+def _enabled(graph, node) -> set:
+    return {action for _, _, action in graph.out_edges(node, keys=True)}
 
 
-def _enabled(graph, node) -> set[str]:
-    return {key for _, _, key in graph.out_edges(node, keys=True)}
+def _out_edges(graph, node) -> list:
+    """The edges leaving ``node`` in a fixed order (by action label, then target)."""
+    return sorted(graph.out_edges(node, keys=True), key=lambda e: (e[2].label(), e[1]))
+
+
+def _labels(actions) -> str:
+    return ", ".join(sorted(action.label() for action in actions))
 
 
 def _fair_component(graph, component: set, fair: frozenset) -> tuple[bool, set[str]]:
     """(fair?, the fair labels enabled in every state of the component)."""
     always = None
     for node in component:
-        enabled = {label for label in _enabled(graph, node) if _name(label) in fair}
+        enabled = {action for action in _enabled(graph, node) if action.name in fair}
         always = enabled if always is None else always & enabled
         if not always:
             break
@@ -97,28 +105,28 @@ def _path(graph, sources: set, targets: set, allowed: set):
                 steps.append((label, node))
                 node = previous
             return node, steps[::-1]
-        for _, target, label in sorted(graph.out_edges(node, keys=True), key=lambda e: (e[2], e[1])):
+        for _, target, action in _out_edges(graph, node):
             if target in allowed and target not in parents:
-                parents[target] = (node, label)
+                parents[target] = (node, action)
                 queue.append(target)
     return None, None
 
 
-def _loop(graph, component: set, entry, required: set[str]):
-    """A cycle from ``entry`` back to ``entry`` inside the component that takes every required label."""
+def _loop(graph, component: set, entry, required: set):
+    """A cycle from ``entry`` back to ``entry`` inside the component that takes every required action."""
     steps = []
     current = entry
     inside = [(u, v, key) for u, v, key in graph.edges(component, keys=True) if v in component]
-    for label in sorted(required):
-        u, v, _ = next(edge for edge in sorted(inside, key=lambda e: (e[0], e[1])) if edge[2] == label)
+    for action in sorted(required, key=lambda a: a.label()):
+        u, v, _ = next(edge for edge in sorted(inside, key=lambda e: (e[0], e[1])) if edge[2] == action)
         _, to_u = _path(graph, {current}, {u}, component)
-        steps += to_u + [(label, v)]
+        steps += to_u + [(action, v)]
         current = v
     if current != entry or not steps:
         if current == entry:  # a loop must take at least one step: use the shortest cycle through entry
             candidates = [(key, v) for _, v, key in graph.out_edges(entry, keys=True) if v in component]
-            label, target = sorted(candidates, key=lambda c: (c[1] != entry, c[0]))[0]
-            steps.append((label, target))
+            action, target = sorted(candidates, key=lambda c: (c[1] != entry, c[0].label()))[0]
+            steps.append((action, target))
             current = target
         _, back = _path(graph, {current}, {entry}, component)
         steps += back
@@ -131,29 +139,29 @@ def _bfs_tree(graph, start=0):
     queue = deque([start])
     while queue:
         node = queue.popleft()
-        for _, target, label in sorted(graph.out_edges(node, keys=True), key=lambda e: (e[2], e[1])):
+        for _, target, action in _out_edges(graph, node):
             if target not in parents:
-                parents[target] = (node, label)
+                parents[target] = (node, action)
                 depth[target] = depth[node] + 1
                 queue.append(target)
     return parents, depth
 
 
-def _lasso(graph, states, tree, entry, component: set, required: set[str]) -> Trace:
+def _lasso(graph, states, tree, entry, component: set, required: set) -> Trace:
     """Shortest prefix to ``entry``, then a loop inside ``component`` back to ``entry``."""
     parents, _ = tree
     prefix = []
     node = entry
     while node is not None:
-        parent, label = parents[node]
-        prefix.append((label, node))
+        parent, action = parents[node]
+        prefix.append((action, node))
         node = parent
     prefix.reverse()
     loop_steps = [] if graph.out_degree(entry) == 0 else _loop(graph, component, entry, required)
-    return Trace(tuple((label, states[n]) for label, n in prefix + loop_steps), loop=len(prefix) - 1)
+    return Trace(tuple((action, states[n]) for action, n in prefix + loop_steps), loop=len(prefix) - 1)
 
 
-def _explain(ctx: Context, graph, component: set, fair: frozenset, always: set[str]) -> str:
+def _explain(ctx: Context, graph, component: set, fair: frozenset, always: set) -> str:
     node = next(iter(component))
     if graph.out_degree(node) == 0:
         return "no action is enabled: the run stays in the last state forever"
@@ -161,27 +169,31 @@ def _explain(ctx: Context, graph, component: set, fair: frozenset, always: set[s
     for state in component:
         enabled |= _enabled(graph, state)
     taken = {key for u, v, key in graph.edges(component, keys=True) if v in component}
-    leaving = sorted(label for label in enabled if label not in taken)
+    leaving = [action for action in enabled if action not in taken]
     parts = []
     if always:
         parts.append("fair actions enabled throughout the loop, taken in it without reaching the goal: "
-                     + ", ".join(sorted(always)))
-    unfair_always = sorted(label for label in leaving if _name(label) not in fair
-                           and all(label in _enabled(graph, s) for s in component))
+                     + _labels(always))
+    unfair_always = [action for action in leaving if action.name not in fair
+                     and all(action in _enabled(graph, s) for s in component)]
     if unfair_always:
-        parts.append("enabled throughout the loop but never taken, because not assumed fair: " + ", ".join(unfair_always))
-    intermittent = sorted(label for label in leaving if _name(label) in fair and label not in always)
+        parts.append("enabled throughout the loop but never taken, because not assumed fair: " + _labels(unfair_always))
+    intermittent = [action for action in leaving if action.name in fair and action not in always]
     if intermittent:
         parts.append("fair but not continuously enabled in the loop (weak fairness does not force them): "
-                     + ", ".join(intermittent))
+                     + _labels(intermittent))
     return "; ".join(parts) or "the loop keeps every fair action it enables"
 
 
-def check_liveness(ctx: Context, exploration: Exploration, properties, *, fairness=None,
-                   scenario_name: str = "") -> list[CheckResult]:
+def check_liveness(ctx: Context, exploration: Exploration, properties, *, fairness=None) -> list[CheckResult]:
     """One CheckResult per eventually-property, judged on ``exploration.graph``.
 
     ``fairness``: names of the fairness groups to assume (default: each property's own)."""
+    with caching(ctx):
+        return _judge_all(ctx, exploration, properties, fairness)
+
+
+def _judge_all(ctx: Context, exploration: Exploration, properties, fairness) -> list[CheckResult]:
     graph = exploration.graph
     states = graph.graph["states"]
     tree = _bfs_tree(graph)
@@ -193,7 +205,7 @@ def check_liveness(ctx: Context, exploration: Exploration, properties, *, fairne
         groups = tuple(fairness) if fairness is not None else spec.fairness
         fair = fair_action_names(groups)
         record = CheckResult(
-            scenario=scenario_name or ctx.scenario.name, variant=ctx.variant.name, property=spec.name,
+            scenario=ctx.scenario.name, variant=ctx.variant.name, property=spec.name,
             kind=spec.kind, engine="explicit", verdict=HOLDS, states=exploration.states,
             transitions=exploration.transitions, depth=exploration.depth, ref=spec.ref,
             mutants=tuple(sorted(ctx.mutants)),
@@ -244,3 +256,26 @@ def _check_one(ctx, graph, states, tree, liveness, fair) -> LivenessFinding | No
             trace = _lasso(graph, states, tree, start, component, always)
             best = (depth[start], LivenessFinding(trace, ctx.names[pod], _explain(ctx, graph, component, fair, always)))
     return best[1] if best else None
+
+
+class LivenessEngine:
+    """The liveness engine (``Engine`` protocol): the breadth-first search of ``checks/search.py``
+    with the graph kept and no symmetry, then every eventually-property judged on it; the other
+    property kinds are ``not-checked`` (the explicit engine judges them on the same search)."""
+
+    name = "liveness"
+
+    def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
+        properties = list(properties)
+        exploration = explore(kep_system(ctx, []), max_states=budget.max_states, timeout=budget.timeout,
+                              keep_graph=True, step_hook=options.on_step)
+        judged = {r.property: r for r in check_liveness(ctx, exploration, properties, fairness=options.fairness)}
+        for result in judged.values():
+            result.engine = self.name
+        return [judged.get(spec.name) or CheckResult(
+            scenario=ctx.scenario.name, variant=ctx.variant.name, property=spec.name, kind=spec.kind,
+            engine=self.name, verdict=NOT_CHECKED, reason="the liveness engine judges only eventually-properties",
+            ref=spec.ref, mutants=tuple(sorted(ctx.mutants))) for spec in properties]
+
+
+ENGINE = LivenessEngine()

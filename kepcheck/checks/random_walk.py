@@ -8,21 +8,8 @@ every ``always`` property: state properties on the new state, step properties on
 taken. ``sometimes`` properties are not invariants: the first witness any walk meets is recorded
 (the first met, not the shortest: witnesses are not minimised).
 
-Two differential checks run as extra invariants (reported as ``always`` results under their own
-names, after the catalog's):
-
-* ``SchedulerConservative`` — reference §6 "Conservativeness": per node, the scheduler's
-  ``Requested`` (``model.views.scheduler_requested``) is at least the kubelet's count of its
-  admitted pods at max(allocated, actual), on the same snapshot. Checked only when the variant's
-  accounting is ``max`` or ``kubelet-aligned`` (whose ``Requested`` outside a Deferred pod's cycle
-  is the ``max`` one). Under ``allocated-only`` it is *expected* to fail (an InProgress downsize
-  counts at its allocation only), so it is not run there.
-* ``AccountingAgrees`` — the scheduler's footprint of every assigned pod
-  (``model.views.scheduler_footprint``) equals an independent restatement of the Kubernetes formula
-  for a one-container pod (reference §1.2): desired if the pod has no status yet (bound, not
-  admitted), else max(allocated, actual) while the resize is Infeasible, else max(desired,
-  allocated, actual). Checked under the ``max`` accounting only (``kubelet-aligned`` differs by
-  design inside a Deferred cycle, ``allocated-only`` everywhere).
+Two differential checks (``checks/differential.py``) run as extra invariants, reported as
+``always`` results under their own names, after the catalog's.
 
 Search plan (documented choice): one Hypothesis run watches every remaining ``always`` check at
 once. A run ends at the first violation; Hypothesis shrinks it (fewer steps, earlier choices);
@@ -54,23 +41,23 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Iterable
 
 from hypothesis import HealthCheck, Phase, Verbosity, note, seed as hypothesis_seed, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
-from kepcheck.spec.vocabulary import ResizeReason
 
+from kepcheck.checks.differential import DIFFERENTIAL_CHECKS, Check, walk_checks
+from kepcheck.checks.engine import Budget, EngineOptions
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
 from kepcheck.model.actions import next_steps
-from kepcheck.model.context import Context, initial_state
-from kepcheck.model.properties import PREDICATES
+from kepcheck.model.context import Context
+from kepcheck.model.init import initial_state
+from kepcheck.model.memo import caching
 from kepcheck.model.state import State
-from kepcheck.model.views import admitted, assigned, kubelet_footprint, scheduler_footprint, scheduler_requested
 
-__all__ = ["check_random", "Check", "walk_checks", "PropertyViolation", "ReplayMismatch", "KepWalk",
-           "machine_for", "scheduler_conservative", "accounting_agrees", "PROFILES", "DIFFERENTIAL_CHECKS"]
+__all__ = ["check_random", "PropertyViolation", "ReplayMismatch", "KepWalk", "machine_for", "PROFILES", "ENGINE"]
 
 # --- settings profiles -----------------------------------------------------------------------------
 
@@ -92,69 +79,6 @@ for _name, _values in PROFILES.items():
     settings.register_profile(f"kepcheck-{_name}", **_values)
 
 
-# --- the checks a walk judges ----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Check:
-    """One thing judged on a walk: a catalog property or a differential check.
-
-    ``scope="state"``: ``predicate(ctx, state)``; ``scope="step"``: ``predicate(ctx, before,
-    action, after)``. For ``always`` True means it holds; for ``sometimes`` True is a witness.
-    """
-
-    name: str
-    kind: str
-    scope: str
-    predicate: Callable
-    ref: str = ""
-
-
-def scheduler_conservative(ctx: Context, state: State) -> bool:
-    """Reference §6: per node and resource, the scheduler's Requested >= what the kubelet counts
-    for its admitted pods (max(allocated, actual) each), on the same snapshot."""
-    for node in ctx.node_range:
-        requested = scheduler_requested(ctx, state, node)
-        kubelet = [0] * ctx.width
-        for pod in state.pods:
-            if pod.node == node and admitted(pod):
-                kubelet = [k + v for k, v in zip(kubelet, kubelet_footprint(pod))]
-        if any(s < k for s, k in zip(requested, kubelet)):
-            return False
-    return True
-
-
-def _restated_footprint(pod) -> tuple:
-    """Reference §1.2 for a one-container pod, written out independently of model/accounting.py."""
-    if not any(pod.allocated) and not any(pod.actual) and not admitted(pod):
-        return tuple(pod.desired)  # bound, no status yet: PodRequests falls back to the spec
-    if pod.resize == ResizeReason.INFEASIBLE:
-        return tuple(max(a, r) for a, r in zip(pod.allocated, pod.actual))
-    return tuple(max(d, a, r) for d, a, r in zip(pod.desired, pod.allocated, pod.actual))
-
-
-def accounting_agrees(ctx: Context, state: State) -> bool:
-    """Every assigned pod's scheduler footprint equals the independent restatement of §1.2."""
-    return all(tuple(scheduler_footprint(ctx, pod)) == _restated_footprint(pod)
-               for pod in state.pods if assigned(pod))
-
-
-DIFFERENTIAL_CHECKS = (
-    ("SchedulerConservative", scheduler_conservative, ("max", "kubelet-aligned"), "reference §6 'Conservativeness'"),
-    ("AccountingAgrees", accounting_agrees, ("max",), "reference §1.2"),
-)
-
-
-def walk_checks(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, differential: bool = True) -> list[Check]:
-    """The catalog's always/sometimes properties among ``properties``, then the differential checks
-    that apply to the context's variant."""
-    checks = [Check(p.name, p.kind, p.scope, PREDICATES[p.name], p.ref) for p in properties
-              if p.kind in (ALWAYS, SOMETIMES)]
-    if differential:
-        checks += [Check(name, ALWAYS, "state", predicate, ref) for name, predicate, accountings, ref
-                   in DIFFERENTIAL_CHECKS if ctx.variant.accounting in accountings]
-    return checks
-
-
 # --- the state machine adapter ---------------------------------------------------------------------
 
 class PropertyViolation(AssertionError):
@@ -162,7 +86,7 @@ class PropertyViolation(AssertionError):
 
     def __init__(self, name: str, steps: tuple):
         super().__init__(f"{name} violated after {len(steps) - 1} steps: "
-                         + (" -> ".join(label for label, _ in steps[1:]) or "in the initial state"))
+                         + (" -> ".join(action.label() for action, _ in steps[1:]) or "in the initial state"))
         self.name, self.steps = name, steps
 
 
@@ -220,7 +144,7 @@ class KepWalk(RuleBasedStateMachine):
         action, after = data.draw(st.sampled_from(enabled).map(_Choice), label="action").pair
         note(action.label())
         before, self.state = self.state, after
-        self.steps.append((action.label(), after))
+        self.steps.append((action, after))
         self.last_step = (before, action, after)
         self.fresh = True
         self.stats.transitions += 1
@@ -330,9 +254,40 @@ def _minimise(ctx: Context, check: Check, labels: list[str]) -> list[str]:
     return labels
 
 
+@dataclass
+class _Hunt:
+    """What the runs of one random search found."""
+
+    stats: WalkStats
+    violations: dict  # check name -> the minimised Trace
+    shrunk: dict  # check name -> length of the walk as Hypothesis shrank it
+    runs: int
+    budget: str = ""  # what was run, in words (the reason of every verdict)
+
+
+def _hunt(ctx: Context, checks: list, run_settings, seed: int) -> _Hunt:
+    """Run the walks until a run finds no violation of the checks still watched (see the module docstring)."""
+    remaining = [c for c in checks if c.kind == ALWAYS]
+    witnessing = [c for c in checks if c.kind == SOMETIMES]
+    hunt = _Hunt(WalkStats(), {}, {}, 0)
+    while True:
+        hunt.runs += 1
+        machine = hypothesis_seed(seed)(machine_for(ctx, remaining, witnessing, hunt.stats))
+        try:
+            run_state_machine_as_test(machine, settings=run_settings)
+        except PropertyViolation as violation:
+            check = next(c for c in remaining if c.name == violation.name)
+            walk = _replayed(ctx, violation.steps)  # the walk as Hypothesis shrank it
+            hunt.violations[check.name] = replay(ctx, _minimise(ctx, check, walk.labels))
+            hunt.shrunk[check.name] = len(walk)
+            remaining = [c for c in remaining if c.name != check.name]
+            if remaining:
+                continue
+        return hunt
+
+
 def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, *, examples: int | None = None,
-                 steps: int | None = None, seed: int = 0, profile: str = "ci", differential: bool = True,
-                 scenario_name: str = "") -> list[CheckResult]:
+                 steps: int | None = None, seed: int = 0, profile: str = "ci", differential: bool = True) -> list[CheckResult]:
     """Random walks over ``ctx``: one ``CheckResult`` per property (catalog order), then one per
     differential check (``differential=True``), all with ``engine="random"``.
 
@@ -348,49 +303,32 @@ def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, 
     started = time.perf_counter()
     properties = list(properties)
     checks = walk_checks(ctx, properties, differential)
-    remaining = [c for c in checks if c.kind == ALWAYS]
-    witnessing = [c for c in checks if c.kind == SOMETIMES]
-    stats = WalkStats()
-    violations: dict[str, Trace] = {}
-    shrunk: dict[str, int] = {}  # check name -> length of the walk as Hypothesis shrank it
     base = settings.get_profile(f"kepcheck-{profile}")
     examples = base.max_examples if examples is None else examples
     steps = base.stateful_step_count if steps is None else steps
-    run_settings = settings(base, max_examples=examples, stateful_step_count=steps)
-    runs = 0
-    while True:
-        runs += 1
-        machine = hypothesis_seed(seed)(machine_for(ctx, remaining, witnessing, stats))
-        try:
-            run_state_machine_as_test(machine, settings=run_settings)
-        except PropertyViolation as violation:
-            check = next(c for c in remaining if c.name == violation.name)
-            walk = _replayed(ctx, violation.steps)  # the walk as Hypothesis shrank it
-            violations[check.name] = replay(ctx, _minimise(ctx, check, walk.labels))
-            shrunk[check.name] = len(walk)
-            remaining = [c for c in remaining if c.name != check.name]
-            if remaining:
-                continue
-        break
-    seconds = time.perf_counter() - started
-    budget = (f"random walks, not a proof: {runs} run(s) of up to {examples} walks x {steps} steps "
-              f"(seed {seed}, profile {profile}); {stats.walks} walks run (Hypothesis adds a few for its own phases), "
-              f"{stats.transitions} steps, "
-              f"{len(stats.states)} distinct states")
+    with caching(ctx):
+        hunt = _hunt(ctx, checks, settings(base, max_examples=examples, stateful_step_count=steps), seed)
+        hunt.budget = (f"random walks, not a proof: {hunt.runs} run(s) of up to {examples} walks x {steps} steps "
+                       f"(seed {seed}, profile {profile}); {hunt.stats.walks} walks run (Hypothesis adds a few for its "
+                       f"own phases), {hunt.stats.transitions} steps, {len(hunt.stats.states)} distinct states")
+        return _results(ctx, properties, checks, hunt, time.perf_counter() - started)
+
+
+def _results(ctx: Context, properties: list, checks: list, hunt: _Hunt, seconds: float) -> list[CheckResult]:
+    stats, violations = hunt.stats, hunt.violations
 
     def found(name: str) -> str:
-        return (f"found by random walks ({budget}); Hypothesis shrank the walk to {shrunk[name]} steps, "
+        return (f"found by random walks ({hunt.budget}); Hypothesis shrank the walk to {hunt.shrunk[name]} steps, "
                 f"step deletion to {len(violations[name])}")
 
     def record(name: str, kind: str, ref: str) -> CheckResult:
         return CheckResult(
-            scenario=scenario_name or ctx.scenario.name, variant=ctx.variant.name, property=name, kind=kind,
+            scenario=ctx.scenario.name, variant=ctx.variant.name, property=name, kind=kind,
             engine="random", verdict=INCONCLUSIVE, states=len(stats.states), transitions=stats.transitions,
-            depth=stats.deepest, seconds=seconds, reason=budget, ref=ref, mutants=tuple(sorted(ctx.mutants)),
+            depth=stats.deepest, seconds=seconds, reason=hunt.budget, ref=ref, mutants=tuple(sorted(ctx.mutants)),
         )
 
     results = []
-    by_name = {c.name: c for c in checks}
     for spec in properties:
         result = record(spec.name, spec.kind, spec.ref)
         if spec.kind == EVENTUALLY:
@@ -400,10 +338,24 @@ def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, 
         elif spec.kind == SOMETIMES and spec.name in stats.witnesses:
             result.verdict, result.trace, result.reason = HOLDS, _replayed(ctx, stats.witnesses[spec.name]), ""
         results.append(result)
+    names = {c.name for c in checks}
     for name, _, _, ref in DIFFERENTIAL_CHECKS:
-        if name in by_name:
+        if name in names:
             result = record(name, ALWAYS, ref)
             if name in violations:
                 result.verdict, result.trace, result.reason = VIOLATED, violations[name], found(name)
             results.append(result)
     return results
+
+
+class RandomEngine:
+    """The random engine (``Engine`` protocol); ``--timeout`` and ``--max-states`` do not apply."""
+
+    name = "random"
+
+    def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
+        return check_random(ctx, properties, examples=options.examples, steps=options.steps, seed=options.seed,
+                            profile=options.profile)
+
+
+ENGINE = RandomEngine()

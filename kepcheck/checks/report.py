@@ -1,26 +1,26 @@
-"""Every human- and machine-readable output: result tables, trace text, ITF JSON, records.
+"""The plain outputs: a trace as terminal text, a trace as an ITF document, the JSON record of a
+check, the replay line, and the README's summary table.
 
-Traces are told in Kubernetes words: each step shows the action label with its parameters, only
-the fields that changed (``web: desired cpu 2 → 3``, ``batch: Running → Terminating
-(DisruptionTarget: preempted for web)``) and, per node, the free capacity as the scheduler and as
-the kubelet see it. The machine form is ITF (Apalache ADR-015 / Quint): ``#meta``, ``vars``,
-``states`` each with ``#meta.action``, and ``loop`` for lassos.
+Traces are told in Kubernetes words by the step-describer (``checks/describe.py``): each step
+shows the action label with its parameters, only the fields that changed and, per node, the free
+capacity as the scheduler and as the kubelet see it. The machine form is ITF (Apalache ADR-015 /
+Quint): ``#meta``, ``vars``, ``states`` each with ``#meta.action``, and ``loop`` for lassos.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Iterable
 
-from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.manifest import Manifest
+from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
+from kepcheck.spec.variants import VARIANTS
 
+from kepcheck.checks.describe import describe_trace
 from kepcheck.checks.result import CheckResult, Trace
 from kepcheck.model.context import Context
-from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
-from kepcheck.model.views import admitted, kubelet_free, scheduler_free
 
-__all__ = ["describe_pod_changes", "format_trace", "trace_to_itf", "result_record", "replay_line", "free_capacity",
-           "counted"]
+__all__ = ["format_trace", "trace_to_itf", "result_record", "replay_line", "counted", "summary_markdown",
+           "scenario_argument"]
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
@@ -28,109 +28,15 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
 
 
-_PHASES = {Phase.ABSENT: "Absent", Phase.PENDING: "Pending", Phase.BOUND: "Bound", Phase.RUNNING: "Running",
-           Phase.TERMINATING: "Terminating", Phase.GONE: "Gone", Phase.REJECTED: "Failed (OutOfcpu/OutOfmemory)"}
-_REASONS = {ResizeReason.NONE: "none", ResizeReason.DEFERRED: "Deferred", ResizeReason.INFEASIBLE: "Infeasible"}
-_QUEUES = {Queue.NOT_QUEUED: "not queued", Queue.ACTIVE: "activeQ", Queue.UNSCHEDULABLE: "unschedulable pool"}
-
-
-def _node(ctx: Context, index: int) -> str:
-    return ctx.node_names[index] if index != NO_NODE else "none"
-
-
-def describe_pod(ctx: Context, index: int, pod: PodState) -> str:
-    """A one-line description of a pod, for the initial state."""
-    parts = [f"{ctx.names[index]} (priority {ctx.priorities[index]}): {_PHASES[pod.phase]}"]
-    if pod.node != NO_NODE:
-        parts.append(f"on {ctx.node_names[pod.node]}")
-    parts.append(f"desired {ctx.format(pod.desired)}")
-    if admitted(pod):
-        parts.append(f"allocated {ctx.format(pod.allocated)}")
-        parts.append(f"actual {ctx.format(pod.actual)}")
-    if pod.resize != ResizeReason.NONE:
-        parts.append(f"PodResizePending={_REASONS[pod.resize]}")
-    if pod.in_progress:
-        parts.append("PodResizeInProgress")
-    if pod.queue != Queue.NOT_QUEUED:
-        parts.append(f"scheduler: {_QUEUES[pod.queue]}")
-    if pod.nominated != NO_NODE:
-        parts.append(f"nominatedNodeName={ctx.node_names[pod.nominated]}")
-    return ", ".join(parts)
-
-
-def describe_pod_changes(ctx: Context, index: int, old: PodState, new: PodState) -> list[str]:
-    """What changed for one pod, in Kubernetes words."""
-    name = ctx.names[index]
-    changes = []
-    if old.phase != new.phase:
-        text = f"{name}: {_PHASES[old.phase]} → {_PHASES[new.phase]}"
-        if new.phase == Phase.TERMINATING and new.preempted_by != NO_POD and old.preempted_by == NO_POD:
-            text += f" (DisruptionTarget: preempted for {ctx.names[new.preempted_by]})"
-        if new.phase == Phase.BOUND:
-            text += f" to {ctx.node_names[new.node]}"
-        changes.append(text)
-    for field, title in (("desired", "desired"), ("allocated", "allocated"), ("actual", "actual")):
-        before, after = getattr(old, field), getattr(new, field)
-        if before != after and (field == "desired" or admitted(new)):
-            changes.append(f"{name}: {title} {ctx.format(before)} → {ctx.format(after)}")
-    if old.resize != new.resize:
-        changes.append(f"{name}: PodResizePending {_REASONS[old.resize]} → {_REASONS[new.resize]}")
-    if old.in_progress != new.in_progress:
-        changes.append(f"{name}: PodResizeInProgress {'set' if new.in_progress else 'cleared'}")
-    if old.queue != new.queue:
-        changes.append(f"{name}: scheduler {_QUEUES[old.queue]} → {_QUEUES[new.queue]}")
-    if old.nominated != new.nominated:
-        changes.append(f"{name}: nominatedNodeName {_node(ctx, old.nominated)} → {_node(ctx, new.nominated)}")
-    if old.assumed != new.assumed:
-        changes.append(f"{name}: scheduler assumes {ctx.format(new.assumed) if any(new.assumed) else 'nothing'}")
-    if old.tracking != new.tracking:
-        changes.append(f"{name}: scheduler {'tracks' if new.tracking else 'forgets'} its victims in flight")
-    return changes
-
-
-def free_capacity(ctx: Context, state: State) -> str:
-    """Per node: free capacity as the scheduler sees it / as the kubelet sees it."""
-    parts = []
-    for node in ctx.node_range:
-        parts.append(f"{ctx.node_names[node]}: scheduler {ctx.format(scheduler_free(ctx, state, node))}"
-                     f" / kubelet {ctx.format(kubelet_free(ctx, state, node))}")
-    return "; ".join(parts)
-
-
-def trace_rows(ctx: Context, trace: Trace) -> list[dict]:
-    """One row per step: number, actor, label, changes, free capacity."""
-    from kepcheck.model.actions import ACTOR_OF
-
-    rows = []
-    previous = None
-    for number, (label, state) in enumerate(trace.steps):
-        if previous is None:
-            changes = [describe_pod(ctx, i, pod) for i, pod in enumerate(state.pods) if pod.phase != Phase.ABSENT]
-            actor = ""
-        else:
-            changes = []
-            for i, (old, new) in enumerate(zip(previous.pods, state.pods)):
-                changes += describe_pod_changes(ctx, i, old, new)
-            for node in ctx.node_range:
-                if previous.retry_due[node] != state.retry_due[node] and state.retry_due[node]:
-                    changes.append(f"kubelet on {ctx.node_names[node]}: a retry of pending resizes is due")
-            actor = ACTOR_OF.get(label.split("(")[0], "")
-        rows.append({"step": number, "actor": actor, "action": label or "initial state", "changes": changes,
-                     "free": free_capacity(ctx, state), "loop": trace.loop == number})
-        previous = state
-    return rows
-
-
 def format_trace(ctx: Context, trace: Trace) -> str:
     """Plain text for terminals."""
     lines = []
-    for row in trace_rows(ctx, trace):
-        marker = "  ← the loop starts from this state" if row["loop"] else ""
-        head = f"{row['step']:>3}. {row['action']}" + (f"  [{row['actor']}]" if row["actor"] else "") + marker
-        lines.append(head)
-        for change in row["changes"] or ["(no visible change)"]:
+    for step in describe_trace(ctx, trace):
+        marker = "  ← the loop starts from this state" if step.loop_start else ""
+        lines.append(f"{step.number:>3}. {step.label}" + (f"  [{step.actor}]" if step.actor else "") + marker)
+        for change in step.changes or ("(no visible change)",):
             lines.append(f"       {change}")
-        lines.append(f"       free: {row['free']}")
+        lines.append(f"       free: {step.free}")
     if trace.loop is not None:
         last = len(trace.steps) - 1
         if last == trace.loop:
@@ -141,7 +47,7 @@ def format_trace(ctx: Context, trace: Trace) -> str:
     return "\n".join(lines)
 
 
-def _scenario_argument(ctx: Context) -> str:
+def scenario_argument(ctx: Context) -> str:
     """The shipped scenario's name, or the file a scenario was loaded from."""
     source = ctx.scenario.source
     if not source or source.startswith("spec/scenarios/"):
@@ -151,40 +57,8 @@ def _scenario_argument(ctx: Context) -> str:
 
 def replay_line(ctx: Context, trace: Trace) -> str:
     mutants = "".join(f" --mutant {name}" for name in sorted(ctx.mutants))
-    return (f"replay: kepcheck replay --scenario {_scenario_argument(ctx)} --variant {ctx.variant.name}{mutants} "
+    return (f"replay: kepcheck replay --scenario {scenario_argument(ctx)} --variant {ctx.variant.name}{mutants} "
             + " ".join(json.dumps(label) for label in trace.labels))
-
-
-def _itf_value(value):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return {"#bigint": str(value)}
-    if isinstance(value, tuple):
-        return {"#tup": [_itf_value(v) for v in value]}
-    return value
-
-
-def _itf_state(ctx: Context, state: State, label: str | None, index: int) -> dict:
-    pods = {}
-    for i, pod in enumerate(state.pods):
-        pods[ctx.names[i]] = {
-            "phase": _PHASES[pod.phase],
-            "node": _node(ctx, pod.node),
-            "desired": _itf_value(pod.desired),
-            "allocated": _itf_value(pod.allocated),
-            "actual": _itf_value(pod.actual),
-            "podResizePending": _REASONS[pod.resize],
-            "podResizeInProgress": pod.in_progress,
-            "queue": _QUEUES[pod.queue],
-            "nominatedNodeName": _node(ctx, pod.nominated),
-            "preemptedFor": ctx.names[pod.preempted_by] if pod.preempted_by != NO_POD else "",
-        }
-    return {
-        "#meta": {"index": index, "action": label or "init"},
-        "pods": pods,
-        "kubeletRetryDue": {ctx.node_names[n]: state.retry_due[n] for n in ctx.node_range},
-    }
 
 
 def trace_to_itf(ctx: Context, trace: Trace, description: str = "") -> dict:
@@ -202,7 +76,7 @@ def trace_to_itf(ctx: Context, trace: Trace, description: str = "") -> dict:
             "units": list(ctx.scenario.units),
         },
         "vars": ["pods", "kubeletRetryDue"],
-        "states": [_itf_state(ctx, state, label, i) for i, (label, state) in enumerate(trace.steps)],
+        "states": [step.itf for step in describe_trace(ctx, trace)],
     }
     if trace.loop is not None:
         document["loop"] = trace.loop
@@ -229,13 +103,10 @@ def result_record(ctx: Context | None, result: CheckResult) -> dict:
     }
 
 
-def summary_markdown(manifest, scenario_names: list[str]) -> str:
+def summary_markdown(manifest: Manifest, scenario_names: list[str]) -> str:
     """The variant × property matrix of the manifest as a Markdown table: ✓ where the property holds
     on every default scenario, ✗ with the scenarios where it is violated. ``tests/test_readme.py``
     checks that the README shows exactly this table."""
-    from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
-    from kepcheck.spec.variants import VARIANTS
-
     short = {name: str(i + 1) for i, name in enumerate(scenario_names)}
     lines = ["| property | " + " | ".join(v.name for v in VARIANTS) + " |",
              "|---|" + "---|" * len(VARIANTS)]

@@ -1,32 +1,47 @@
 """The one result type and the one trace type shared by every engine (STYLE.md R7).
 
-A ``Trace`` is a list of steps ``(action label or None for the initial state, state)``; ``loop``
-is the index where a lasso's cycle starts (liveness), ``None`` for a finite trace. Every trace
-replays through the model (``replay``) from its scenario's initial state.
+A ``Trace`` is a list of steps ``(action, state)``: ``None`` for the initial state, then the
+``Action`` value (``model/step.py``) that led to each state; ``loop`` is the index where a lasso's
+cycle starts (liveness), ``None`` for a finite trace. Every trace replays through the model
+(``replay``) from its scenario's initial state.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-__all__ = ["HOLDS", "VIOLATED", "INCONCLUSIVE", "NOT_CHECKED", "PROVED", "Trace", "CheckResult", "replay"]
+from kepcheck.model.actions import find_step
+from kepcheck.model.context import Context
+from kepcheck.model.init import initial_state
+
+__all__ = ["HOLDS", "VIOLATED", "INCONCLUSIVE", "NOT_CHECKED", "PROVED", "SYMBOLS", "Trace", "CheckResult",
+           "replay", "EngineError"]
 
 HOLDS = "holds"
 VIOLATED = "violated"
 INCONCLUSIVE = "inconclusive"
 NOT_CHECKED = "not-checked"
-PROVED = "proved"
+PROVED = "proved"  # induction: holds at every depth
+SYMBOLS = {HOLDS: "✓", VIOLATED: "✗", INCONCLUSIVE: "≈", NOT_CHECKED: "–", PROVED: "∎"}
+
+
+class EngineError(RuntimeError):
+    """An engine produced something the model does not confirm (an engine bug), e.g. a trace that
+    does not replay."""
 
 
 @dataclass(frozen=True)
 class Trace:
-    steps: tuple  # ((label | None, State), ...)
+    steps: tuple  # ((None, State), (Action, State), ...)
     loop: int | None = None
 
     @property
+    def actions(self) -> list:
+        return [action for action, _ in self.steps[1:]]
+
+    @property
     def labels(self) -> list[str]:
-        return [label for label, _ in self.steps[1:]]
+        return [action.label() for action, _ in self.steps[1:]]
 
     def __len__(self) -> int:
         """Number of actions (the initial state is not a step)."""
@@ -47,10 +62,12 @@ class CheckResult:
     depth: int = 0
     seconds: float = 0.0
     trace: Trace | None = None
-    reason: str = ""  # why inconclusive / not checked; the manifest's reason for an expected violation
+    reason: str = ""  # why inconclusive / not checked / violated (the engine's explanation or the manifest's)
     ref: str = ""
     mutants: tuple = ()
     fairness: tuple = ()  # eventually: the fairness groups assumed
+    expected_reason: str = ""  # the manifest's reason for an expected exception (empty otherwise)
+    expected_ref: str = ""
 
     @property
     def matches(self) -> bool:
@@ -63,15 +80,20 @@ class CheckResult:
         """A definite verdict that contradicts the expectation (inconclusive and not-checked never do)."""
         return self.verdict not in (INCONCLUSIVE, NOT_CHECKED) and not self.matches
 
+    def explanation(self) -> tuple[str, str]:
+        """(reason, ref) to show: the manifest's when it records this cell as an exception, else the
+        result's own (the engine's explanation)."""
+        if self.expected is not None and self.expected_reason:
+            return self.expected_reason, self.expected_ref
+        return self.reason, self.ref
 
-def replay(ctx, labels: list[str]) -> Trace:
-    """Rebuild a trace from action labels through the model (raises ValueError if one is not enabled)."""
-    from kepcheck.model.actions import apply_action
-    from kepcheck.model.context import initial_state
 
+def replay(ctx: Context, labels) -> Trace:
+    """Rebuild a trace from action labels (or ``Action`` values) through the model; ValueError if
+    one is not enabled where it is taken."""
     state = initial_state(ctx)
-    steps: list[tuple[Any, Any]] = [(None, state)]
+    steps: list = [(None, state)]
     for label in labels:
-        state = apply_action(ctx, state, label)
-        steps.append((label, state))
+        action, state = find_step(ctx, state, str(label))
+        steps.append((action, state))
     return Trace(tuple(steps))

@@ -1,24 +1,29 @@
-"""Symbolic states: the model's own State with Z3 terms in every field.
+"""Symbolic states: the model's own State with Z3 terms in every field, and the unrolling of the model.
 
-The symbolic engine (bounded model checking and k-induction, issue 4) builds its transition
-relation by running the model's action functions (``model.actions.transitions``) on these
-states: nothing of the behaviour is written twice. This module holds the pieces that exist so
-far: a symbolic state per time step (``at_time`` naming, as in pySMT's ``model_checking.py``) and
-the substitution of a concrete state into a term, which the tests use to check that the
+The symbolic engines (bounded model checking ``checks/bmc.py`` and k-induction
+``checks/induction.py``) build their transition relation by running the model's action functions
+(``model.actions.transitions``) on these states: nothing of the behaviour is written twice. This
+module holds a symbolic state per time step (``at_time`` naming, as in pySMT's
+``model_checking.py``), the ``Unrolling`` that keeps one per step with the action instances leaving
+it, and the substitution of a concrete state into a term, which the tests use to check that the
 symbolic and the concrete evaluation of every guard and effect agree.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import fields
 
 import z3
 
-from kepcheck.model.context import Context, initial_state
-from kepcheck.model.expr import int_variable
+from kepcheck.model.actions import transitions
+from kepcheck.model.context import Context
+from kepcheck.model.expr import int_variable, z3_and, z3_eq
+from kepcheck.model.memo import caching
 from kepcheck.model.state import PodState, State
 
-__all__ = ["at_time", "symbolic_state", "concrete_bindings", "evaluate"]
+__all__ = ["at_time", "symbolic_state", "concrete_bindings", "evaluate", "state_leaves", "states_equal", "as_bool",
+           "Unrolling"]
 
 _INT_FIELDS = ("phase", "node", "resize", "queue", "nominated", "preempted_by")
 _BOOL_FIELDS = ("in_progress", "observed", "tracking")
@@ -86,3 +91,64 @@ def evaluate(term, bindings: list):
     if z3.is_int_value(value):
         return value.as_long()
     raise ValueError(f"term does not reduce to a value: {value}")
+
+
+def state_leaves(state: State) -> list:
+    """Every field of a state in a fixed order (pods field by field, retry flags, menu, counter)."""
+    leaves = []
+    for pod in state.pods:
+        for field in fields(PodState):
+            value = getattr(pod, field.name)
+            leaves.extend(value if isinstance(value, tuple) else (value,))
+    leaves.extend(state.retry_due)
+    leaves.extend(state.env_used)
+    leaves.append(state.env_events)
+    return leaves
+
+
+def states_equal(a: State, b: State):
+    """``a = b``, field by field."""
+    return z3_and([z3_eq(x, y) for x, y in zip(state_leaves(a), state_leaves(b))])
+
+
+def as_bool(term):
+    return z3.BoolVal(term) if isinstance(term, bool) else term
+
+
+class Unrolling:
+    """The symbolic model of one context: a State of Z3 constants per step, the action instances
+    enabled from it (``(action, guard, successor)``, computed once per step) and the selector
+    ``action@t``. ``init`` is the initial state (concrete, or with Z3 sizes in parametric mode)."""
+
+    def __init__(self, ctx: Context, init: State, assumptions: list | None = None):
+        self.ctx = ctx
+        self.init = init
+        self.assumptions = list(assumptions or [])  # parametric constraints
+        self._states: dict[int, State] = {}
+        self._instances: dict[int, list] = {}
+        self._chooses: dict[int, list] = {}
+        self.build_seconds: dict[int, float] = {}
+
+    def state(self, step: int) -> State:
+        if step not in self._states:
+            self._states[step] = symbolic_state(self.ctx, step)
+        return self._states[step]
+
+    def instances(self, step: int) -> list:
+        """The action instances leaving the state at ``step`` (guards and successors as Z3 terms)."""
+        if step not in self._instances:
+            started = time.perf_counter()
+            with caching(self.ctx, concrete=False):  # one step's actions share the terms of its scheduling cycles
+                self._instances[step] = list(transitions(self.ctx, self.state(step)))
+            self.build_seconds[step] = time.perf_counter() - started
+        return self._instances[step]
+
+    def selector(self, step: int):
+        return int_variable(at_time("action", step))
+
+    def chooses(self, step: int) -> list:
+        """``action@step = i`` for every action instance ``i`` of the step (built once)."""
+        if step not in self._chooses:
+            selector = self.selector(step)
+            self._chooses[step] = [selector == i for i in range(len(self.instances(step)))]
+        return self._chooses[step]

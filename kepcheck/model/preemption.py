@@ -22,23 +22,24 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kepcheck.model.context import Context, node_local
+from kepcheck.model.context import Context, overridable
 from kepcheck.model.expr import and_, is_false, ite, lex_less, max2, not_, or_
+from kepcheck.model.memo import node_local
 from kepcheck.model.state import State
 from kepcheck.model.views import on_node
 
-__all__ = ["potential_victims", "select_victims", "victim_key", "chosen_node"]
+__all__ = ["potential_victims", "select_victims", "reprieve", "victim_key", "chosen_node"]
 
 LOWEST = -(2**31)
 
 
+@overridable
 def potential_victims(ctx: Context, state: State, claimant: int, node) -> dict:
-    """Pod index -> condition that the pod is on ``node`` with a strictly lower priority."""
+    """Pod index -> condition that the pod is on ``node`` with a strictly lower priority (P-1)."""
     priority = ctx.priorities[claimant]
-    equal_too = ctx.has("equal-priority-victims")
     result = {}
     for i, pod in enumerate(state.pods):
-        if i == claimant or not (ctx.priorities[i] < priority or (equal_too and ctx.priorities[i] == priority)):
+        if i == claimant or ctx.priorities[i] >= priority:
             continue
         present = on_node(pod, node)
         if not is_false(present):
@@ -46,41 +47,35 @@ def potential_victims(ctx: Context, state: State, claimant: int, node) -> dict:
     return result
 
 
-def select_victims(ctx: Context, state: State, claimant: int, node, fits: Callable[[dict], object], memo=None):
+@node_local(lambda state, claimant, node, fits: (node, state.pods[claimant]))
+def select_victims(ctx: Context, state: State, claimant: int, node, fits: Callable):
     """(candidate, victims): whether ``node`` is a candidate for ``claimant``, and for each pod
-    index the condition that it is a victim. ``fits(removed)`` is the claimant's fit check with
-    the pods of ``removed`` (index -> condition) taken off the node.
-
-    ``memo``: a name for ``fits`` when it reads only the claimant and the pods on or nominated to
-    ``node`` (``fits_new_pod``, ``fits_deferred_pod``); on concrete states the result is then
-    memoised on those pods (``model/context.node_local``). The result must not be modified."""
-    if memo is None:
-        return _select_victims(ctx, state, claimant, node, fits)
-    return node_local(ctx, state, node, ("select_victims", memo, claimant, state.pods[claimant]),
-                      lambda: _select_victims(ctx, state, claimant, node, fits), keep=_concrete_choice)
-
-
-def _concrete_choice(result) -> bool:
-    candidate, victims = result
-    return type(candidate) is bool and all(type(condition) is bool for condition in victims.values())
-
-
-def _select_victims(ctx: Context, state: State, claimant: int, node, fits: Callable[[dict], object]):
+    index the condition that it is a victim. ``fits(ctx, state, claimant, node, removed)`` is the
+    claimant's fit check (``fits_new_pod`` or ``fits_deferred_pod``) with the pods of ``removed``
+    (index -> condition) taken off the node; it reads only the claimant and the pods on or
+    nominated to ``node``, so the choice is memoised on those. The result must not be modified."""
     potential = potential_victims(ctx, state, claimant, node)
     if not potential:
         return False, {}  # "No preemption victims found for incoming pod" (UnschedulableAndUnresolvable)
     removed = dict(potential)
-    feasible = and_(or_(*potential.values()), fits(removed))
+    feasible = and_(or_(*potential.values()), fits(ctx, state, claimant, node, removed))
     if is_false(feasible):
         return False, {}
-    if not ctx.has("no-reprieve"):
-        for victim in sorted(potential, key=lambda i: (-ctx.priorities[i], i)):
-            if is_false(removed[victim]):
-                continue
-            trial = dict(removed)
-            trial[victim] = False
-            removed[victim] = and_(removed[victim], not_(fits(trial)))
-    return feasible, removed
+    return feasible, reprieve(ctx, state, claimant, node, fits, removed)
+
+
+@overridable
+def reprieve(ctx: Context, state: State, claimant: int, node, fits: Callable, removed: dict) -> dict:
+    """The greedy reprieve (P-2): most important first (higher priority, then older: declaration
+    order), a victim is put back when the claimant still fits with it. Returns the victim map."""
+    removed = dict(removed)
+    for victim in sorted(removed, key=lambda i: (-ctx.priorities[i], i)):
+        if is_false(removed[victim]):
+            continue
+        trial = dict(removed)
+        trial[victim] = False
+        removed[victim] = and_(removed[victim], not_(fits(ctx, state, claimant, node, trial)))
+    return removed
 
 
 def victim_key(ctx: Context, victims: dict) -> tuple:

@@ -20,12 +20,13 @@ from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
 from kepcheck.spec.vocabulary import Phase, ResizeReason
 
 from kepcheck.model.accounting import kubelet_resizing_pod_requests
-from kepcheck.model.actions import Action
-from kepcheck.model.context import Context, changed_pods, node_local, pod_values
+from kepcheck.model.context import Context
 from kepcheck.model.expr import (
     all_, and_, any_, implies, is_false, ite, nonzero, not_, or_, vadd, veq, vle, vmax, vmin, vsum_where, vzero,
 )
+from kepcheck.model.memo import changed_pods, node_local, pod_values
 from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
+from kepcheck.model.step import Action, snake_case
 from kepcheck.model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
 
 __all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "predicate_for", "scheduler_grants",
@@ -35,13 +36,14 @@ __all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "predicate_f
 # --- always ----------------------------------------------------------------------------------------
 
 def kubelet_never_overcommits(ctx: Context, state: State):
-    # each node's verdict reads only the pods on it (memoised on those for concrete states)
-    return all_(
-        node_local(ctx, state, node, "KubeletNeverOvercommits", lambda node=node: vle(
-            vsum_where(((and_(pod.node == node, admitted(pod)), kubelet_footprint(pod)) for pod in state.pods),
-                       ctx.width), ctx.allocatable[node]))
-        for node in ctx.node_range
-    )
+    return all_(_node_within_allocatable(ctx, state, node) for node in ctx.node_range)
+
+
+@node_local(lambda state, node: (node, None))
+def _node_within_allocatable(ctx: Context, state: State, node: int):
+    """The kubelet's allocations on ``node`` (max(allocated, actual) of its admitted pods) fit."""
+    return vle(vsum_where(((and_(pod.node == node, admitted(pod)), kubelet_footprint(pod)) for pod in state.pods),
+                          ctx.width), ctx.allocatable[node])
 
 
 SCHEDULER_GRANTS = ("BindPod", "PreemptForPod", "PreemptForResize")
@@ -52,25 +54,24 @@ def scheduler_grants(ctx: Context, action: Action, after: State) -> list:
     binding a pod, by nominating a preemptor and by preempting for a Deferred resize."""
     if action.name not in SCHEDULER_GRANTS:
         return []
-    params = dict(action.params)
-    claimant = ctx.names.index(params["pod"])
+    claimant = ctx.pod_index(action.param("pod"))
     pod = after.pods[claimant]
     if action.name == "PreemptForResize":
         return [(True, claimant, pod.node, vmax(pod.allocated, pod.actual, pod.desired))]
-    return [(True, claimant, ctx.node_names.index(params["node"]), pod.desired)]
+    return [(True, claimant, ctx.node_index(action.param("node")), pod.desired)]
 
 
 def kubelet_grants(ctx: Context, before: State, after: State) -> list:
     """The resizes the kubelet allocates in a step (the allocation grows): [(condition, claimant,
     node, size)]."""
     result = []
-    for i, (grows, size) in changed_pods(before, after, "kubelet_grants", _allocation_grows):
+    for i, (grows, size) in changed_pods(ctx, before, after, _allocation_grows):
         if not is_false(grows):
             result.append((grows, i, after.pods[i].node, size))
     return result
 
 
-def _allocation_grows(i: int, old: PodState, new: PodState) -> tuple:
+def _allocation_grows(ctx: Context, i: int, old: PodState, new: PodState) -> tuple:
     grows = and_(new.phase == Phase.RUNNING, or_(*(n > o for n, o in zip(new.allocated, old.allocated))))
     return grows, (vmax(new.allocated, new.actual) if not is_false(grows) else None)
 
@@ -90,18 +91,12 @@ def _grants_fit(ctx: Context, after: State, grants: list):
     non-terminating pods hold, fits the node's allocatable."""
     if not grants:
         return True  # all_ of nothing
-    verdicts = []
-    for condition, claimant, node, size in grants:
-        if type(condition) is bool and isinstance(node, int) and all(isinstance(x, int) for x in size):
-            # reads only the pods on or nominated to the node (memoised on those for concrete states)
-            verdicts.append(node_local(ctx, after, node, ("grant-fits", condition, claimant, size),
-                                       lambda: _grant_fits(ctx, after, condition, claimant, node, size), transient=True))
-        else:
-            verdicts.append(_grant_fits(ctx, after, condition, claimant, node, size))
-    return all_(verdicts)
+    return all_(_grant_fits(ctx, after, condition, claimant, node, size) for condition, claimant, node, size in grants)
 
 
+@node_local(lambda state, condition, claimant, node, size: (node, None), transient=True)
 def _grant_fits(ctx: Context, after: State, condition, claimant: int, node, size):
+    """One grant fits (reads only the pods on or nominated to ``node``; ``after`` is judged once)."""
     priority = ctx.priorities[claimant]
     pairs = [(and_(on_node(pod, node), pod.phase != Phase.TERMINATING), _held(ctx, pod, i, priority))
              for i, pod in enumerate(after.pods) if i != claimant]
@@ -133,45 +128,46 @@ def bound_pods_admitted(ctx: Context, state: State):
 
 
 def victims_strictly_lower_priority(ctx: Context, state: State):
-    per_pod = pod_values(ctx, state, "VictimsStrictlyLowerPriority", lambda i, pod: tuple(
-        pod.preempted_by != preemptor
-        for preemptor in ctx.pod_range if ctx.priorities[i] >= ctx.priorities[preemptor]
-    ))
-    return all_(chain.from_iterable(per_pod))
+    return all_(chain.from_iterable(pod_values(ctx, state, _not_evicted_by_lower_or_equal)))
 
 
-def new_victims(before: State, after: State) -> dict:
+def _not_evicted_by_lower_or_equal(ctx: Context, i: int, pod: PodState) -> tuple:
+    return tuple(pod.preempted_by != preemptor
+                 for preemptor in ctx.pod_range if ctx.priorities[i] >= ctx.priorities[preemptor])
+
+
+def new_victims(ctx: Context, before: State, after: State) -> dict:
     """Pod index -> condition that the step evicted it by preemption."""
     result = {}
-    for i, evicted in changed_pods(before, after, "new_victims", _evicted):
+    for i, evicted in changed_pods(ctx, before, after, _evicted):
         if not is_false(evicted):
             result[i] = evicted
     return result
 
 
-def _evicted(i: int, old: PodState, new: PodState):
+def _evicted(ctx: Context, i: int, old: PodState, new: PodState):
     return and_(or_(old.phase == Phase.BOUND, old.phase == Phase.RUNNING), new.phase == Phase.TERMINATING,
                 new.preempted_by != NO_POD)
 
 
 def _claimant(ctx: Context, action: Action) -> int:
-    return ctx.names.index(dict(action.params)["pod"])
+    return ctx.pod_index(action.param("pod"))
 
 
 def no_victim_without_need(ctx: Context, before: State, action: Action, after: State):
     if action.name not in ("PreemptForPod", "PreemptForResize"):
         return True
     claimant = _claimant(ctx, action)
-    victims = new_victims(before, after)
+    victims = new_victims(ctx, before, after)
     if action.name == "PreemptForResize":
         did_not_fit = not_(fits_deferred_pod(ctx, before, claimant))
-        fits = lambda removed: fits_deferred_pod(ctx, before, claimant, removed)
+        fits, node = fits_deferred_pod, before.pods[claimant].node
     else:
-        node = ctx.node_names.index(dict(action.params)["node"])
+        node = ctx.node_index(action.param("node"))
         did_not_fit = not_(or_(*(fits_new_pod(ctx, before, claimant, n) for n in ctx.node_range)))
-        fits = lambda removed: fits_new_pod(ctx, before, claimant, node, removed)
+        fits = fits_new_pod
     needed = [
-        implies(condition, not_(fits({u: c for u, c in victims.items() if u != victim})))
+        implies(condition, not_(fits(ctx, before, claimant, node, {u: c for u, c in victims.items() if u != victim})))
         for victim, condition in victims.items()
     ]
     return and_(did_not_fit, *needed)
@@ -184,7 +180,7 @@ def no_excess_victims(ctx: Context, before: State, action: Action, after: State)
     pod = after.pods[claimant]
     own = kubelet_resizing_pod_requests(pod.desired, pod.allocated, pod.actual, ctx.variant.kubelet_measure)
     verdicts = []
-    for victim, condition in new_victims(before, after).items():
+    for victim, condition in new_victims(ctx, before, after).items():
         # with every pod that is leaving gone except this victim (as it was before the eviction),
         # would the kubelet still lack room for the resize?
         pairs = []
@@ -202,19 +198,21 @@ def no_double_preemption(ctx: Context, before: State, action: Action, after: Sta
     if action.name != "PreemptForResize":
         return True
     claimant = _claimant(ctx, action)
-    evicted = or_(*new_victims(before, after).values())
+    evicted = or_(*new_victims(ctx, before, after).values())
     waiting = any_(and_(pod.phase == Phase.TERMINATING, pod.preempted_by == claimant) for pod in before.pods)
     return implies(evicted, not_(waiting))
 
 
 def conditions_truthful(ctx: Context, state: State):
+    return all_(pod_values(ctx, state, _conditions_truthful_for))
+
+
+def _conditions_truthful_for(ctx: Context, i: int, pod: PodState):
     nominations_allowed = ctx.variant.double_preemption_guard == "nominated-node-name"
-    return all_(pod_values(ctx, state, "ConditionsTruthful", lambda i, pod:
-        implies(pod.phase == Phase.RUNNING, and_(
-            pod.in_progress == not_(veq(pod.allocated, pod.actual)),
-            implies(pod.observed, (pod.resize != ResizeReason.NONE) == not_(veq(pod.desired, pod.allocated))),
-            or_(nominations_allowed, pod.nominated == NO_NODE),
-        ))
+    return implies(pod.phase == Phase.RUNNING, and_(
+        pod.in_progress == not_(veq(pod.allocated, pod.actual)),
+        implies(pod.observed, (pod.resize != ResizeReason.NONE) == not_(veq(pod.desired, pod.allocated))),
+        or_(nominations_allowed, pod.nominated == NO_NODE),
     ))
 
 
@@ -229,20 +227,20 @@ def resize_in_progress(ctx: Context, state: State):
 
 
 def resize_preempted(ctx: Context, before: State, action: Action, after: State):
-    return action.name == "PreemptForResize" and or_(*new_victims(before, after).values())
+    return action.name == "PreemptForResize" and or_(*new_victims(ctx, before, after).values())
 
 
 def resize_allocated_after_preemption(ctx: Context, before: State, action: Action, after: State):
-    return any_(value for _, value in changed_pods(before, after, "ResizeAllocatedAfterPreemption", _allocated_after_promise))
+    return any_(value for _, value in changed_pods(ctx, before, after, _allocated_after_promise))
 
 
-def _allocated_after_promise(i: int, old: PodState, new: PodState):
+def _allocated_after_promise(ctx: Context, i: int, old: PodState, new: PodState):
     return and_(nonzero(old.promised), new.phase == Phase.RUNNING, not_(veq(new.allocated, old.allocated)),
                 veq(new.allocated, new.desired))
 
 
 def victim_evicted(ctx: Context, before: State, action: Action, after: State):
-    return or_(*new_victims(before, after).values())
+    return or_(*new_victims(ctx, before, after).values())
 
 
 def pod_admitted(ctx: Context, before: State, action: Action, after: State):
@@ -252,17 +250,13 @@ def pod_admitted(ctx: Context, before: State, action: Action, after: State):
 def pending_pod_bound_beside_deferred_resize(ctx: Context, before: State, action: Action, after: State):
     if action.name != "BindPod":
         return False
-    node = ctx.node_names.index(dict(action.params)["node"])
+    node = ctx.node_index(action.param("node"))
     return any_(and_(pod.node == node, pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
                 for pod in after.pods)
 
 
-def _snake(name: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-
-
 PREDICATES = {
-    spec.name: globals()[_snake(spec.name)]
+    spec.name: globals()[snake_case(spec.name)]
     for spec in PROPERTIES
     if spec.kind in (ALWAYS, SOMETIMES)
 }
@@ -313,7 +307,6 @@ def _lower_priority_could_make_room(ctx: Context, state: State, index: int):
 def _could_be_placed(ctx: Context, state: State, index: int):
     """A pending pod fits some node now, or (if it may preempt) once every strictly-lower-priority
     pod there is gone (scheduler view)."""
-    pod = state.pods[index]
     options = []
     for node in ctx.node_range:
         options.append(fits_new_pod(ctx, state, index, node))
@@ -332,7 +325,7 @@ def _not_pending_or_unplaceable(ctx: Context, state: State, index: int):
 
 
 def _eviction(ctx: Context, before: State, after: State):
-    return or_(*new_victims(before, after).values())
+    return or_(*new_victims(ctx, before, after).values())
 
 
 LIVENESS = {

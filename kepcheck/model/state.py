@@ -7,7 +7,8 @@ priorities, node allocatable, the environment's menu, the variant) lives in ``Co
 
 Each pod is one container with small integer sizes per resource (the scenario loader scales
 Kubernetes quantities down by their common divisor). Accounting is always done by
-``model/accounting.py`` (reference §1), which handles the general multi-container pod.
+``model/accounting.py`` (reference §1), the rule ``model/pod_requests.py`` applies to general
+multi-container pods.
 
 Fields that are not Kubernetes API state are marked:
 * scheduler memory (lost on scheduler restart): ``queue``, ``assumed``, ``tracking``;
@@ -111,7 +112,8 @@ def replace_pod(state: State, index: int, **changes) -> State:
 
 
 def type_ok(state: State, pod_count: int, node_count: int, width: int) -> bool:
-    """TypeOK: every field within its domain (checked by the tests on every explored state)."""
+    """TypeOK: every field within its domain (``tests/test_transitions.py`` checks it on every state the
+    explicit engine explores, under every variant)."""
     if len(state.pods) != pod_count or len(state.retry_due) != node_count:
         return False
     for pod in state.pods:

@@ -12,10 +12,10 @@ individually. The one place where the model does look at pod order is the age ti
 (declaration order stands in for start time and lastTransitionTime in victim reprieve and the
 kubelet's retry order): among interchangeable pods that are in *different* states, the reduced
 search breaks that tie by the canonical order instead of the declaration order. Real start
-times are arbitrary, so both are legitimate Kubernetes runs; ``tests/test_symmetry.py`` checks
+times are arbitrary, so both are legitimate Kubernetes runs; ``tests/test_traces.py`` checks
 that every verdict on the default scenarios is the same with and without the reduction.
-Traces found with symmetry on are traces of representatives: replaying them needs the same
-reduction, so reports rebuild traces with symmetry off.
+A search with symmetry on stores representatives; the search re-executes the path of
+representatives concretely to report a trace of the model (``checks/search.py``).
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ zero in the state, so ``combine_totals`` yields its desired size, as ``PodReques
 desired when no status is present (reference §1.2).
 
 Every function here is written with ``model/expr.py`` helpers, so it evaluates on plain ints and
-on Z3 terms alike: node indices and pod fields may be state values; pod indices, the variant and
-the mutants are parameters. ``removed`` maps a pod index to a condition (a bool or a term) under
-which the pod is taken off the node (preemption dry-runs).
+on Z3 terms alike: node indices and pod fields may be state values; pod indices and the variant
+are parameters. ``removed`` maps a pod index to a condition (a bool or a term) under which the pod
+is taken off the node (preemption dry-runs). The fit checks read only the pods of one node and are
+memoised on those (``model/memo.node_local``) when the engine keeps a cache.
 
 Left out: pod count limits, ephemeral storage and extended resources; the "non-zero" requests
 used only for scoring.
@@ -23,15 +24,19 @@ from __future__ import annotations
 
 from kepcheck.spec.vocabulary import Phase, ResizeReason
 
-from kepcheck.model.accounting import combine_totals, deferred_fit_delta, kubelet_other_pod_requests, kubelet_resizing_pod_requests
-from kepcheck.model.context import Context, node_local
-from kepcheck.model.expr import and_, is_concrete, is_false, ite, not_, or_, pick, vadd, vle, vmax, vsub, vsum_where
+from kepcheck.model.accounting import (
+    combine_totals, deferred_fit_delta, kubelet_other_pod_requests, kubelet_resizing_pod_requests,
+)
+from kepcheck.model.context import Context, overridable
+from kepcheck.model.expr import and_, is_false, ite, not_, or_, pick, vadd, vle, vmax, vsub, vsum_where
+from kepcheck.model.memo import node_local, of_values
 from kepcheck.model.state import PodState, State
 
 __all__ = [
-    "assigned", "admitted", "on_node", "scheduler_footprint", "scheduler_requested", "nominated_load",
-    "fits_new_pod", "fits_deferred_pod", "kubelet_footprint", "kubelet_fits_resize", "kubelet_fits_admission",
-    "scheduler_free", "kubelet_free", "allocatable_of",
+    "assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint",
+    "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint",
+    "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "scheduler_free", "kubelet_free",
+    "allocatable_of",
 ]
 
 
@@ -53,38 +58,31 @@ def allocatable_of(ctx: Context, node):
     return pick(ctx.allocatable, node)
 
 
+@of_values
 def scheduler_footprint(ctx: Context, pod: PodState, evaluating_deferred: bool = False):
-    """What the scheduler's NodeInfo counts for an assigned pod (reference §1.6).
-
-    ``evaluating_deferred``: the footprint of *another* pod while a Deferred pod's restricted cycle
-    runs; only the ``kubelet-aligned`` accounting treats that case differently. Concrete results
-    are memoised per context (a pure function of the pod).
-    """
-    concrete = is_concrete(pod.phase)
-    if concrete:
-        key = (pod, evaluating_deferred)
-        cached = ctx.cache.get(key)
-        if cached is not None:
-            return cached
-    result = _scheduler_footprint(ctx, pod, evaluating_deferred)
-    if concrete:
-        ctx.cache[key] = result
-    return result
-
-
-def _scheduler_footprint(ctx: Context, pod: PodState, evaluating_deferred: bool):
-    bound = pod.phase == Phase.BOUND  # assumed/bound pod: no status yet, counted at desired
+    """What the scheduler's NodeInfo counts for an assigned pod (reference §1.6), per the variant's
+    accounting. ``evaluating_deferred``: the footprint of *another* pod while a Deferred pod's
+    restricted cycle runs; only the ``kubelet-aligned`` accounting treats that case differently."""
     accounting = ctx.variant.accounting
-    if accounting == "allocated-only":
-        return ite(bound, pod.desired, vmax(pod.allocated, pod.assumed))
-    if evaluating_deferred and accounting == "kubelet-aligned" and not ctx.has("aligned-counts-desired"):
-        return ite(bound, pod.desired, kubelet_other_pod_requests(pod.allocated, pod.actual))
-    if ctx.has("scheduler-ignores-actual"):
-        return vmax(pod.desired, pod.allocated)  # the pre-v1.33 accounting of #129532, minus actual
-    full = combine_totals(pod.desired, pod.allocated, pod.actual, pod.resize == ResizeReason.INFEASIBLE)
-    if ctx.has("ignore-desired-for-deferred"):
-        return ite(pod.resize == ResizeReason.DEFERRED, vmax(pod.allocated, pod.actual), full)
-    return full
+    if accounting == "allocated-only":  # an assumed/bound pod has no status yet: counted at desired
+        return ite(pod.phase == Phase.BOUND, pod.desired, vmax(pod.allocated, pod.assumed))
+    if evaluating_deferred and accounting == "kubelet-aligned":
+        return aligned_footprint(ctx, pod)
+    return max_footprint(ctx, pod)
+
+
+@overridable
+def max_footprint(ctx: Context, pod: PodState):
+    """The v1.37 accounting: max(desired, allocated, actual), Infeasible ignoring desired (reference §1.2)."""
+    return combine_totals(pod.desired, pod.allocated, pod.actual, pod.resize == ResizeReason.INFEASIBLE)
+
+
+@overridable
+def aligned_footprint(ctx: Context, pod: PodState):
+    """The kubelet-aligned accounting of another pod during a Deferred pod's cycle: max(allocated,
+    actual) like the kubelet; a bound pod without status at its desired (KEP-5836 'Risk of
+    Additional Preemption')."""
+    return ite(pod.phase == Phase.BOUND, pod.desired, kubelet_other_pod_requests(pod.allocated, pod.actual))
 
 
 def scheduler_requested(ctx: Context, state: State, node, removed=None, evaluating=None):
@@ -119,52 +117,24 @@ def nominated_load(ctx: Context, state: State, node, priority: int, exclude: int
     )
 
 
-def _removed_key(removed):
-    """``removed`` as part of a memo key, or None when a condition is not concrete."""
-    if not removed:
-        return ()
-    for condition in removed.values():
-        if type(condition) is not bool:
-            return None
-    return tuple(removed.items())
-
-
-def _on_node_memo(ctx: Context, state: State, name: str, pod: int, node, removed, compute):
-    """``compute(ctx, state, pod, node, removed)`` memoised on pod ``pod`` and the pods on or
-    nominated to ``node`` (``model/context.node_local``), unless a removal condition is symbolic."""
-    removed_key = _removed_key(removed)
-    if removed_key is None:
-        return compute(ctx, state, pod, node, removed)
-    return node_local(ctx, state, node, (name, pod, state.pods[pod], removed_key),
-                      lambda: compute(ctx, state, pod, node, removed))
-
-
+@node_local(lambda state, claimant, node, removed=None: (node, state.pods[claimant]))
 def fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed=None):
-    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5).
-    Reads the claimant and the pods on or nominated to ``node`` only (memoised on those)."""
-    return _on_node_memo(ctx, state, "fits_new_pod", claimant, node, removed, _fits_new_pod)
-
-
-def _fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed):
+    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5)."""
     pod = state.pods[claimant]
     used = vadd(scheduler_requested(ctx, state, node, removed),
                 nominated_load(ctx, state, node, ctx.priorities[claimant], claimant))
     return vle(vadd(used, pod.desired), ctx.allocatable[node])
 
 
-def fits_deferred_pod(ctx: Context, state: State, claimant: int, removed=None):
-    """NodeResourcesFit for a Deferred pod on its own node (reference §4.4, §7.4 P-7).
+@node_local(lambda state, claimant, node=None, removed=None: (state.pods[claimant].node, None))
+def fits_deferred_pod(ctx: Context, state: State, claimant: int, node=None, removed=None):
+    """NodeResourcesFit for a Deferred pod on its own node (reference §4.4, §7.4 P-7; ``node`` is
+    the pod's own, accepted so that this has the signature of ``fits_new_pod``).
 
     The pod is already in NodeInfo; the request checked is the excess of the queue copy over the
     cache copy, ``max(0, desired - cache footprint)``, against ``Allocatable - Requested``, for every
     resource the pod requests. With a synchronous informer the queue copy equals the cache copy.
-    Reads the claimant and the pods on or nominated to its node only (memoised on those).
     """
-    return _on_node_memo(ctx, state, "fits_deferred_pod", claimant, state.pods[claimant].node, removed,
-                         _fits_deferred_pod)
-
-
-def _fits_deferred_pod(ctx: Context, state: State, claimant: int, node, removed):
     pod = state.pods[claimant]
     delta = deferred_fit_delta(pod.desired, scheduler_footprint(ctx, pod))
     used = vadd(scheduler_requested(ctx, state, pod.node, removed, evaluating=claimant),
@@ -175,8 +145,15 @@ def _fits_deferred_pod(ctx: Context, state: State, claimant: int, node, removed)
 
 
 def kubelet_footprint(pod: PodState):
-    """What the kubelet counts for another admitted pod: max(allocated, actual) (reference §1.7)."""
+    """What another admitted pod really holds on its node: max(allocated, actual) (reference §1.7).
+    The properties judge with this; the kubelet's own admission counts with ``kubelet_counts_other``."""
     return kubelet_other_pod_requests(pod.allocated, pod.actual)
+
+
+@overridable
+def kubelet_counts_other(ctx: Context, pod: PodState):
+    """What the kubelet's admission counts for another admitted pod: ``kubelet_footprint``."""
+    return kubelet_footprint(pod)
 
 
 def _kubelet_others(ctx: Context, state: State, node, exclude: int, removed=None):
@@ -190,34 +167,22 @@ def _kubelet_others(ctx: Context, state: State, node, exclude: int, removed=None
             present = and_(present, not_(removed[i]))
         if is_false(present):
             continue
-        size = pod.allocated if ctx.has("kubelet-ignores-others-actual") else kubelet_footprint(pod)
-        pairs.append((present, size))
+        pairs.append((present, kubelet_counts_other(ctx, pod)))
     return vsum_where(pairs, ctx.width)
 
 
+@node_local(lambda state, index, removed=None: (state.pods[index].node, None))
 def kubelet_fits_resize(ctx: Context, state: State, index: int, removed=None):
     """The kubelet's resize admission: others at max(allocated, actual) + this pod as measured by the
-    variant (desired in the implementation, max in the KEP text) fit allocatable (reference §2.2).
-    Reads the pod and the pods on its node only (memoised on those)."""
-    return _on_node_memo(ctx, state, "kubelet_fits_resize", index, state.pods[index].node, removed,
-                         _kubelet_fits_resize)
-
-
-def _kubelet_fits_resize(ctx: Context, state: State, index: int, node, removed):
+    variant (desired in the implementation, max in the KEP text) fit allocatable (reference §2.2)."""
     pod = state.pods[index]
     own = kubelet_resizing_pod_requests(pod.desired, pod.allocated, pod.actual, ctx.variant.kubelet_measure)
     return vle(vadd(_kubelet_others(ctx, state, pod.node, index, removed), own), allocatable_of(ctx, pod.node))
 
 
+@node_local(lambda state, index: (state.pods[index].node, None))
 def kubelet_fits_admission(ctx: Context, state: State, index: int):
-    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1).
-    Reads the pod and the pods on its node only (memoised on those)."""
-    pod = state.pods[index]
-    return node_local(ctx, state, pod.node, ("kubelet_fits_admission", index, pod),
-                      lambda: _kubelet_fits_admission(ctx, state, index))
-
-
-def _kubelet_fits_admission(ctx: Context, state: State, index: int):
+    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1)."""
     pod = state.pods[index]
     return vle(vadd(_kubelet_others(ctx, state, pod.node, index), pod.desired), allocatable_of(ctx, pod.node))
 

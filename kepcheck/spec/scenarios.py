@@ -16,7 +16,7 @@ Bad input raises ``ScenarioError`` naming the file and the field; nothing is gue
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +186,6 @@ def load_scenario(path: str | Path) -> Scenario:
     source = str(path)
     if path.resolve().parent == SCENARIO_DIR.resolve():
         source = f"spec/scenarios/{path.name}"
-    reader = _Reader(source)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -204,6 +203,7 @@ def load_scenario(path: str | Path) -> Scenario:
 
 
 def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
+    """A scenario from a parsed YAML document; ``ScenarioError`` naming ``source`` and the field."""
     reader = _Reader(source)
     if document is None:
         reader.fail("", "the file is empty")
@@ -212,8 +212,36 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     description = top.get("description", "")
     if not isinstance(description, str):
         reader.fail("description", "expected a string")
+    node_fields = _read_nodes(reader, top["nodes"])
+    node_names = [n for n, _, _ in node_fields]
+    environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
+    pod_fields, arrivals = _read_pods(reader, top["pods"], environment, node_names)
+    pod_names = [p["name"] for p in pod_fields]
+    resize_fields, deletions, restarts, max_events = _read_environment(reader, environment, pod_names, arrivals)
+    resources, scale = _scale(node_fields, pod_fields, resize_fields)
+    nodes = tuple(NodeSpec(n, scale(a), d) for n, a, d in node_fields)
+    pods = []
+    for pod in pod_fields:
+        spec = PodSpec(
+            name=pod["name"], priority=pod["priority"], requests=scale(pod["requests"]), node=pod["node"],
+            allocated=scale(pod["allocated"]), actual=scale(pod["actual"]),
+            preemption_policy=pod["policy"], resize=pod["resize"], nominated_node=pod["nominated"],
+            arrival=pod["arrival"],
+        )
+        _check_pod(reader, spec, pod["where"], nodes)
+        pods.append(spec)
+    _check_nodes_hold(reader, nodes, pods, len(resources))
+    resizes = tuple(ResizeEvent(p, scale(r)) for p, r in resize_fields)
+    for i, event in enumerate(resizes):
+        if event.requests == pods[pod_names.index(event.pod)].requests:
+            reader.fail(f"environment.resizes[{i}].requests", "equals the pod's current requests: not a resize")
+    return Scenario(name, description, resources, scale.units, nodes, tuple(pods), resizes,
+                    tuple(deletions), restarts, max_events, source)
 
-    raw_nodes = reader.sequence(top["nodes"], "nodes")
+
+def _read_nodes(reader: _Reader, value: Any) -> list[tuple]:
+    """(name, allocatable, resize preemption disabled) per node, in order."""
+    raw_nodes = reader.sequence(value, "nodes")
     if not raw_nodes:
         reader.fail("nodes", "at least one node is required")
     node_fields = []
@@ -229,11 +257,14 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
                 reader.fail(f"{where}.allocatable.{resource}", "capacity must be positive")
         disabled = reader.boolean(raw.get("disableResizePreemption", False), f"{where}.disableResizePreemption")
         node_fields.append((node_name, allocatable, disabled))
-    node_names = [n for n, _, _ in node_fields]
-    _unique(reader, node_names, [f"nodes[{i}].name" for i in range(len(node_names))], "node")
+    names = [n for n, _, _ in node_fields]
+    _unique(reader, names, [f"nodes[{i}].name" for i in range(len(names))], "node")
+    return node_fields
 
-    raw_pods = reader.sequence(top["pods"], "pods")
-    environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
+
+def _read_pods(reader: _Reader, value: Any, environment: dict, node_names: list[str]) -> tuple[list[dict], int]:
+    """The pods' fields (the declared pods, then the environment's arrivals) and the number of arrivals."""
+    raw_pods = reader.sequence(value, "pods")
     raw_arrivals = reader.sequence(environment.get("arrivals"), "environment.arrivals")
     pod_fields = []
     for i, raw in enumerate(raw_pods):
@@ -246,9 +277,12 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
         pod_fields.append(_read_pod(reader, raw, where, node_names, arrival=True))
     if not pod_fields:
         reader.fail("pods", "at least one pod is required")
-    pod_names = [p["name"] for p in pod_fields]
-    _unique(reader, pod_names, [f"{p['where']}.name" for p in pod_fields], "pod")
+    _unique(reader, [p["name"] for p in pod_fields], [f"{p['where']}.name" for p in pod_fields], "pod")
+    return pod_fields, len(raw_arrivals)
 
+
+def _read_environment(reader: _Reader, environment: dict, pod_names: list[str], arrivals: int) -> tuple:
+    """(resizes as (pod, requests), deletions, scheduler restarts, maxEvents) of the environment."""
     resize_fields = []
     for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes")):
         where = f"environment.resizes[{i}]"
@@ -264,35 +298,38 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     restarts = reader.integer(environment.get("schedulerRestarts", 0), "environment.schedulerRestarts", 0)
     if restarts > 1:
         reader.fail("environment.schedulerRestarts", "at most 1 scheduler restart is supported")
-    menu = len(resize_fields) + len(raw_arrivals) + len(deletions) + restarts
+    menu = len(resize_fields) + arrivals + len(deletions) + restarts
     max_events = reader.integer(environment.get("maxEvents", menu), "environment.maxEvents", 0)
+    return resize_fields, deletions, restarts, max_events
 
-    # Resources used anywhere, in canonical order; then the common unit of each.
+
+class _Scale:
+    """Quantities in model units: each resource used anywhere, in canonical order, divided by the
+    greatest common divisor of its quantities."""
+
+    def __init__(self, resources: tuple, units: tuple):
+        self.resources, self.units = resources, units
+
+    def __call__(self, vector: dict[str, int] | None):
+        if vector is None:
+            return None
+        return tuple(vector.get(r, 0) // u for r, u in zip(self.resources, self.units))
+
+
+def _scale(node_fields: list, pod_fields: list, resize_fields: list) -> tuple[tuple, _Scale]:
     vectors: list[dict[str, int]] = [a for _, a, _ in node_fields]
     for pod in pod_fields:
         vectors += [v for v in (pod["requests"], pod["allocated"], pod["actual"]) if v is not None]
     vectors += [r for _, r in resize_fields]
     resources = tuple(r for r in RESOURCE_NAMES if any(r in v for v in vectors))
     units = tuple(math.gcd(*(v.get(r, 0) for v in vectors)) or 1 for r in resources)
+    return resources, _Scale(resources, units)
 
-    def scale(vector: dict[str, int] | None):
-        if vector is None:
-            return None
-        return tuple(vector.get(r, 0) // u for r, u in zip(resources, units))
 
-    nodes = tuple(NodeSpec(n, scale(a), d) for n, a, d in node_fields)
-    pods = []
-    for i, pod in enumerate(pod_fields):
-        spec = PodSpec(
-            name=pod["name"], priority=pod["priority"], requests=scale(pod["requests"]), node=pod["node"],
-            allocated=scale(pod["allocated"]), actual=scale(pod["actual"]),
-            preemption_policy=pod["policy"], resize=pod["resize"], nominated_node=pod["nominated"],
-            arrival=pod["arrival"],
-        )
-        _check_pod(reader, spec, pod["where"], nodes)
-        pods.append(spec)
+def _check_nodes_hold(reader: _Reader, nodes: tuple, pods: list, width: int) -> None:
+    """The pods on each node hold (max of allocated and actual) at most its allocatable."""
     for n, node in enumerate(nodes):
-        held = [0] * len(resources)
+        held = [0] * width
         for pod in pods:
             if pod.node == node.name:
                 allocated = pod.allocated if pod.allocated is not None else pod.requests
@@ -301,13 +338,6 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
         if any(h > c for h, c in zip(held, node.allocatable)):
             reader.fail(f"nodes[{n}].allocatable", "the pods on this node already hold more than its allocatable "
                         "(max of allocated and actual); the kubelet would not have admitted them")
-    resizes = tuple(ResizeEvent(p, scale(r)) for p, r in resize_fields)
-    for i, event in enumerate(resizes):
-        pod = pods[pod_names.index(event.pod)]
-        if event.requests == pod.requests:
-            reader.fail(f"environment.resizes[{i}].requests", "equals the pod's current requests: not a resize")
-    return Scenario(name, description, resources, units, nodes, tuple(pods), resizes, tuple(deletions),
-                    restarts, max_events, source)
 
 
 def _read_pod(reader: _Reader, raw: dict, where: str, node_names: list[str], arrival: bool) -> dict:

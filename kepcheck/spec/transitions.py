@@ -1,6 +1,12 @@
-"""The resize lifecycle as a transition table, grouped by the actor that owns each transition.
+"""The actions of the model and the resize lifecycle as a transition table, grouped by actor.
 
-Each row says: this actor's action may move a pod from one lifecycle status to another, with the
+``ACTIONS`` lists every action the model has, grouped by the actor that performs it, in the order
+the model tries them (``kepcheck.model.actions.NEXT`` is derived from it, so breadth-first search
+and every trace follow this order). An action named ``PreemptForResize`` here is the function
+``preempt_for_resize`` in the model module of its actor (``model/user.py``, ``model/scheduler.py``,
+``model/kubelet.py``) and the label ``PreemptForResize(pod=web)`` in a trace.
+
+Each row of ``TRANSITIONS`` says: this actor's action may move a pod from one lifecycle status to another, with the
 reference section that says so. Statuses are ``spec.vocabulary.LIFECYCLE_STATUSES`` (the per-pod
 projection computed by ``model/lifecycle.py``). ``role`` says whose status changes: the pod the
 action names (``self``) or another pod (``other``: a victim, a pod whose nomination is cleared,
@@ -16,12 +22,57 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Transition", "TRANSITIONS", "SHARED_SOURCES", "REMOVAL_STATUSES", "RESIZE_REQUEST_ACTION"]
+from kepcheck.spec.vocabulary import Actor
+
+__all__ = ["ActionSpec", "ACTIONS", "action_spec", "Transition", "TRANSITIONS", "SHARED_SOURCES", "REMOVAL_STATUSES",
+           "RESIZE_REQUEST_ACTION"]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    name: str
+    actor: Actor
+    meaning: str
+
+
+def _actions(actor: Actor, *rows: tuple[str, str]) -> list[ActionSpec]:
+    return [ActionSpec(name, actor, meaning) for name, meaning in rows]
+
+
+ACTIONS: tuple[ActionSpec, ...] = tuple(
+    _actions(Actor.USER,
+             ("RequestResize", "a user PATCHes the pod's /resize subresource (a second one supersedes the first)"),
+             ("CreatePod", "a controller creates a pending pod"),
+             ("DeletePod", "a user deletes a pod"),
+             ("RestartScheduler", "the kube-scheduler restarts and loses its in-memory state"))
+    + _actions(Actor.SCHEDULER,
+               ("BindPod", "a scheduling cycle binds a pending pod that fits"),
+               ("PreemptForPod", "PostFilter evicts victims for a pending pod and sets nominatedNodeName"),
+               ("PodUnschedulable", "a pending pod that fits nowhere and cannot preempt waits in the unschedulable pool"),
+               ("ParkDeferredPod", "a Deferred resize that fits in the scheduler's view is parked for the kubelet"),
+               ("PreemptForResize", "the restricted cycle of a Deferred pod evicts victims on its own node"),
+               ("ResizeUnschedulable", "a Deferred resize that no victims can make room for waits in the pool"),
+               ("FlushUnschedulablePod", "the periodic flush moves a pod from the unschedulable pool to activeQ"))
+    + _actions(Actor.KUBELET,
+               ("AdmitPod", "the kubelet admits a bound pod that fits"),
+               ("RejectPod", "the kubelet rejects a bound pod that does not fit (OutOfcpu/OutOfmemory)"),
+               ("RetryPendingResizes", "the kubelet retries pending resizes on a pod update or removal"),
+               ("PeriodicRetryPendingResizes", "the kubelet's periodic retry of pending resizes"),
+               ("ActuateResize", "the runtime applies an allocated resize (actual := allocated)"),
+               ("FinishTermination", "a terminating pod finishes its graceful termination and leaves the node"))
+)
+
+
+def action_spec(name: str) -> ActionSpec:
+    for spec in ACTIONS:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)
 
 
 @dataclass(frozen=True)
 class Transition:
-    actor: str
+    actor: Actor
     action: str
     source: str
     target: str
@@ -29,7 +80,7 @@ class Transition:
     ref: str
 
 
-def _rows(actor: str, action: str, role: str, ref: str, *pairs: tuple[str, str]) -> list[Transition]:
+def _rows(actor: Actor, action: str, role: str, ref: str, *pairs: tuple[str, str]) -> list[Transition]:
     return [Transition(actor, action, source, target, role, ref) for source, target in pairs]
 
 
@@ -38,37 +89,37 @@ _LIVE_ON_NODE = ("Bound",) + _RESIZABLE
 
 TRANSITIONS: tuple[Transition, ...] = tuple(
     # --- user / controllers ----------------------------------------------------------------------
-    _rows("user", "RequestResize", "self", "reference §2.1, §2.5 (resize B supersedes A)",
+    _rows(Actor.USER, "RequestResize", "self", "reference §2.1, §2.5 (resize B supersedes A)",
           ("Running", "ResizeRequested"), ("InProgress", "ResizeRequested"), ("Infeasible", "Superseded"),
           ("Deferred", "Superseded"), ("Preempting", "Superseded"))
-    + _rows("user", "CreatePod", "self", "DESIGN.md §2 (environment)", ("Absent", "Pending"))
-    + _rows("user", "DeletePod", "self", "DESIGN.md §2 (environment)",
+    + _rows(Actor.USER, "CreatePod", "self", "DESIGN.md §2 (environment)", ("Absent", "Pending"))
+    + _rows(Actor.USER, "DeletePod", "self", "DESIGN.md §2 (environment)",
             ("Pending", "Gone"), ("Nominated", "Gone"), *((s, "Terminating") for s in _LIVE_ON_NODE))
     # --- kube-scheduler -------------------------------------------------------------------------
-    + _rows("scheduler", "BindPod", "self", "reference §3.2", ("Pending", "Bound"), ("Nominated", "Bound"))
-    + _rows("scheduler", "PreemptForPod", "self", "reference §3.3 (nominatedNodeName)",
+    + _rows(Actor.SCHEDULER, "BindPod", "self", "reference §3.2", ("Pending", "Bound"), ("Nominated", "Bound"))
+    + _rows(Actor.SCHEDULER, "PreemptForPod", "self", "reference §3.3 (nominatedNodeName)",
             ("Pending", "Nominated"), ("Nominated", "Nominated"))
-    + _rows("scheduler", "PreemptForPod", "other", "reference §3.3 (victims), §7.4 P-5 (lower nominations cleared)",
+    + _rows(Actor.SCHEDULER, "PreemptForPod", "other", "reference §3.3 (victims), §7.4 P-5 (lower nominations cleared)",
             *((s, "Terminating") for s in _LIVE_ON_NODE), ("Nominated", "Pending"))
-    + _rows("scheduler", "PreemptForResize", "self", "reference §4.3 (5), §4.4", ("Deferred", "Preempting"))
-    + _rows("scheduler", "PreemptForResize", "other", "reference §4.3 (5), §7.4 P-5",
+    + _rows(Actor.SCHEDULER, "PreemptForResize", "self", "reference §4.3 (5), §4.4", ("Deferred", "Preempting"))
+    + _rows(Actor.SCHEDULER, "PreemptForResize", "other", "reference §4.3 (5), §7.4 P-5",
             *((s, "Terminating") for s in _LIVE_ON_NODE), ("Nominated", "Pending"))
     # --- kubelet --------------------------------------------------------------------------------
-    + _rows("kubelet", "AdmitPod", "self", "reference §2.1", ("Bound", "Running"))
-    + _rows("kubelet", "RejectPod", "self", "reference §2.1 (OutOfcpu / OutOfmemory)", ("Bound", "Rejected"))
+    + _rows(Actor.KUBELET, "AdmitPod", "self", "reference §2.1", ("Bound", "Running"))
+    + _rows(Actor.KUBELET, "RejectPod", "self", "reference §2.1 (OutOfcpu / OutOfmemory)", ("Bound", "Rejected"))
     + [
         row
         for action in ("RetryPendingResizes", "PeriodicRetryPendingResizes")
         for row in _rows(
-            "kubelet", action, "other", "reference §2.2, §2.3, §2.5",
+            Actor.KUBELET, action, "other", "reference §2.2, §2.3, §2.5",
             ("ResizeRequested", "InProgress"), ("ResizeRequested", "Deferred"), ("ResizeRequested", "Running"),
             ("Deferred", "InProgress"), ("Deferred", "Running"), ("Preempting", "InProgress"), ("Preempting", "Running"),
             ("Superseded", "InProgress"), ("Superseded", "Deferred"), ("Superseded", "Preempting"),
             ("Superseded", "Running"),
         )
     ]
-    + _rows("kubelet", "ActuateResize", "self", "reference §2.6", ("InProgress", "Running"))
-    + _rows("kubelet", "FinishTermination", "self", "reference §2.3 (pods_removed), KEP-5836 §Kubelet-Scheduler Preemption Interaction",
+    + _rows(Actor.KUBELET, "ActuateResize", "self", "reference §2.6", ("InProgress", "Running"))
+    + _rows(Actor.KUBELET, "FinishTermination", "self", "reference §2.3 (pods_removed), KEP-5836 §Kubelet-Scheduler Preemption Interaction",
             ("Terminating", "Gone"))
 )
 

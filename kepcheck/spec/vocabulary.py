@@ -10,7 +10,7 @@ reference §4.4), limits and QoS classes (the model's pods are Burstable with re
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 __all__ = ["Phase", "ResizeReason", "Queue", "Actor", "RESOURCE_NAMES", "LIFECYCLE_STATUSES"]
 
@@ -43,10 +43,13 @@ class Queue(IntEnum):
     UNSCHEDULABLE = 2  # the unschedulable pool: waits for a registered event or the periodic flush
 
 
-class Actor(IntEnum):
-    USER = 0  # users and controllers: the environment, bounded by the scenario's budget
-    SCHEDULER = 1  # kube-scheduler
-    KUBELET = 2  # the kubelet of the pod's node
+class Actor(StrEnum):
+    """Who performs an action (the transition table and the action list are grouped by actor). A
+    ``StrEnum``: ``Actor.KUBELET == "kubelet"``, which is how reports print it."""
+
+    USER = "user"  # users and controllers: the environment, bounded by the scenario's budget
+    SCHEDULER = "scheduler"  # kube-scheduler
+    KUBELET = "kubelet"  # the kubelet of the pod's node
 
 
 RESOURCE_NAMES = ("cpu", "memory")

@@ -1,226 +1,28 @@
-"""Auxiliary invariants that strengthen k-induction (issue 4), one function per invariant.
-
-k-induction starts its path in an *arbitrary* state that satisfies the hypothesis; most such
-states are not reachable (a phase of 17, a pod of size -3, an environment counter that disagrees
-with the menu). These invariants rule those states out. Each is a state predicate ``(ctx,
-state)`` written with ``model/expr.py`` helpers, so it evaluates on concrete states (the tests
-check it on every state the explicit engine explores) and on Z3 terms; the symbolic engine proves
-their conjunction by k-induction before it assumes them (``checks.bmc.prove_strengthening``).
-
-They speak only about domains and bookkeeping that follow from the scenario's structure; none
-restates a catalog property. What is deliberately left out: invariants specific to one scenario.
-
-``PREEMPTION_LEMMAS`` are a second tier: facts about the scheduler's preemption whose proof rests
-on catalog state properties as well (``LEMMA_BASIS``: the kubelet never allocates beyond a node's
-allocatable, which bounds the sizes a resizing pod can hold while its victims terminate; a victim
-has lower priority than its preemptor). The symbolic engine proves them together with that basis,
-assuming the invariants of ``STRENGTHENING``, after the catalog's state properties and before the
-step properties (``checks.bmc.prove_lemmas``).
+"""Strengthening invariants about history: what a reachable state still shows of how it was reached
+(the user's resizes so far, the preemptions the scheduler made and for which size, what fitted
+when it decided). Each is a state predicate ``(ctx, state)``, claimed only where the scenario's
+structure makes it true, with the reason in its docstring (see ``model/strengthening/__init__.py``).
 """
 
 from __future__ import annotations
 
-from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.vocabulary import Phase, ResizeReason
 
 from kepcheck.model.accounting import kubelet_other_pod_requests, kubelet_resizing_pod_requests
 from kepcheck.model.context import Context
 from kepcheck.model.expr import all_, and_, any_, implies, is_concrete, is_false, ite, not_, or_, pick, vadd, veq, vle
-from kepcheck.model.preemption import select_victims
 from kepcheck.model.state import NO_NODE, NO_POD, State
+from kepcheck.model.strengthening.domains import (
+    initial_allocation, ite_int, one_of, size_options, start_node,
+)
 from kepcheck.model.views import (
-    allocatable_of, fits_deferred_pod, kubelet_fits_resize, nominated_load, scheduler_footprint, scheduler_requested,
+    allocatable_of, kubelet_fits_resize, nominated_load, scheduler_footprint, scheduler_requested,
 )
 
-__all__ = ["STRENGTHENING", "PREEMPTION_LEMMAS", "LEMMA_BASIS", "size_options", "start_node"]
-
-
-def start_node(ctx: Context, index: int) -> int:
-    spec = ctx.scenario.pods[index]
-    return NO_NODE if spec.node is None else ctx.node_names.index(spec.node)
-
-
-def size_options(ctx: Context, index: int) -> list:
-    """Every value the pod's desired size can take: its initial requests and its menu resizes."""
-    options = [tuple(ctx.scenario.pods[index].requests)]
-    for event in ctx.events:
-        if event.kind == "resize" and event.pod == index:
-            options.append(tuple(event.requests))
-    return options
-
-
-def _initial_allocation(ctx: Context, index: int) -> list:
-    spec = ctx.scenario.pods[index]
-    if spec.node is None:
-        return []
-    allocated = spec.allocated if spec.allocated is not None else spec.requests
-    actual = spec.actual if spec.actual is not None else allocated
-    return [tuple(allocated), tuple(actual)]
-
-
-def _one_of(vector, options):
-    return any_(veq(vector, option) for option in options)
-
-
-def fields_in_range(ctx: Context, state: State):
-    """Every enumerated field holds one of its values; indices name a node or a pod (or none)."""
-    nodes, pods = len(ctx.node_names), len(ctx.names)
-    return all_(and_(pod.phase >= Phase.ABSENT, pod.phase <= Phase.REJECTED,
-                     pod.resize >= ResizeReason.NONE, pod.resize <= ResizeReason.INFEASIBLE,
-                     pod.queue >= Queue.NOT_QUEUED, pod.queue <= Queue.UNSCHEDULABLE,
-                     pod.node >= NO_NODE, pod.node < nodes, pod.nominated >= NO_NODE, pod.nominated < nodes,
-                     pod.preempted_by >= NO_POD, pod.preempted_by < pods)
-                for pod in state.pods)
-
-
-def node_follows_phase(ctx: Context, state: State):
-    """A pod that starts on a node stays there; one that starts without a node has none until it is
-    bound (absent or pending: no node; bound, running or terminating: some node)."""
-    nodes = len(ctx.node_names)
-    terms = []
-    for i, pod in enumerate(state.pods):
-        start = start_node(ctx, i)
-        if start != NO_NODE:
-            terms.append(and_(pod.node == start, pod.phase >= Phase.RUNNING))
-        else:
-            terms.append(and_(implies(pod.phase <= Phase.PENDING, pod.node == NO_NODE),
-                              implies(and_(pod.phase >= Phase.BOUND, pod.phase <= Phase.TERMINATING),
-                                      and_(pod.node >= 0, pod.node < nodes))))
-    return all_(terms)
-
-
-def environment_bookkeeping(ctx: Context, state: State):
-    """The event counter equals the number of menu entries used and stays within maxEvents; an
-    arrival's pod is absent exactly while its entry is unused; a resize entry unused means ... (the
-    desired size is one of the menu's values, see ``sizes_from_menu``)."""
-    used = 0
-    for flag in state.env_used:
-        used = used + ite_int(flag)
-    terms = [state.env_events == used, state.env_events >= 0, state.env_events <= ctx.max_events]
-    for k, event in enumerate(ctx.events):
-        if event.kind == "arrival":
-            terms.append((state.pods[event.pod].phase == Phase.ABSENT) == not_(state.env_used[k]))
-    for i, pod in enumerate(state.pods):
-        if not any(e.kind == "arrival" and e.pod == i for e in ctx.events):
-            terms.append(pod.phase != Phase.ABSENT)
-    return all_(terms)
-
-
-def ite_int(flag):
-    from kepcheck.model.expr import ite
-
-    return ite(flag, 1, 0)
-
-
-def sizes_from_menu(ctx: Context, state: State):
-    """Desired is the initial requests or a menu resize; allocated and actual are zero (no status
-    yet) or a size the pod had; promised and assumed are zero or a desired size."""
-    terms = []
-    zero = (0,) * ctx.width
-    for i, pod in enumerate(state.pods):
-        desired = size_options(ctx, i)
-        held = [zero] + _initial_allocation(ctx, i) + desired
-        terms += [_one_of(pod.desired, desired), _one_of(pod.allocated, held), _one_of(pod.actual, held),
-                  _one_of(pod.promised, [zero] + desired), _one_of(pod.assumed, [zero] + desired)]
-    return all_(terms)
-
-
-def no_status_before_admission(ctx: Context, state: State):
-    """A pod the kubelet has not admitted (absent, pending, bound) has no allocation, no actual size,
-    no resize condition and nothing in progress; the scheduler queues only pending pods and
-    Deferred running pods."""
-    zero = (0,) * ctx.width
-    terms = []
-    for pod in state.pods:
-        unadmitted = pod.phase <= Phase.BOUND
-        terms.append(implies(unadmitted, and_(veq(pod.allocated, zero), veq(pod.actual, zero),
-                                              pod.resize == ResizeReason.NONE, not_(pod.in_progress), pod.observed)))
-        terms.append(implies(pod.queue != Queue.NOT_QUEUED,
-                             or_(pod.phase == Phase.PENDING,
-                                 and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED))))
-        terms.append(implies(pod.phase != Phase.PENDING, implies(pod.nominated != NO_NODE, pod.phase == Phase.RUNNING)))
-    return all_(terms)
-
-
-def victims_were_preempted(ctx: Context, state: State):
-    """Only a terminating or gone pod carries DisruptionTarget, and its preemptor has a strictly
-    higher priority... (restricted to the shape: a pod never names itself)."""
-    terms = []
-    for i, pod in enumerate(state.pods):
-        terms.append(implies(pod.preempted_by != NO_POD, or_(pod.phase == Phase.TERMINATING, pod.phase == Phase.GONE)))
-        terms.append(pod.preempted_by != i)
-    return all_(terms)
-
-
-def _resize_entries(ctx: Context, index: int) -> bool:
-    return any(event.kind == "resize" and event.pod == index for event in ctx.events)
-
-
-def _deletion_entry(ctx: Context, index: int):
-    return [k for k, event in enumerate(ctx.events) if event.kind == "deletion" and event.pod == index]
-
-
-def admitted_pods_hold_sizes(ctx: Context, state: State):
-    """A running pod holds a real allocation: its allocated and actual sizes are a size it had (the
-    initial status or one of its desired sizes), never the empty status of an unadmitted pod. A
-    terminating pod holds one too, or none at all when it was evicted while bound (not admitted)."""
-    zero = (0,) * ctx.width
-    terms = []
-    for i, pod in enumerate(state.pods):
-        held = _initial_allocation(ctx, i) + size_options(ctx, i)
-        holds = and_(_one_of(pod.allocated, held), _one_of(pod.actual, held))
-        terms.append(implies(pod.phase == Phase.RUNNING, holds))
-        terms.append(implies(pod.phase == Phase.TERMINATING,
-                             or_(holds, and_(veq(pod.allocated, zero), veq(pod.actual, zero)))))
-    return all_(terms)
-
-
-def scheduler_memory_of_variant(ctx: Context, state: State):
-    """Scheduler memory the variant does not use stays empty: nothing is assumed for a resize unless
-    the variant's reservation is an explicit assume, nothing is tracked unless the double-preemption
-    guard is the in-memory one (the fields exist for those variants only)."""
-    zero = (0,) * ctx.width
-    terms = []
-    for pod in state.pods:
-        if ctx.variant.reservation != "assume":
-            terms.append(veq(pod.assumed, zero))
-        if ctx.variant.double_preemption_guard != "in-memory":
-            terms.append(not_(pod.tracking))
-    return all_(terms)
-
-
-def promise_only_while_deferred(ctx: Context, state: State):
-    """A resize promise (the size the scheduler evicted victims for) exists only while the pod is
-    running with its resize still outstanding and Deferred: the scheduler's handlers drop it as soon
-    as the kubelet allocates (desired = allocated) or the pod stops running, and the kubelet never
-    turns a Deferred resize into anything but allocated or Deferred."""
-    zero = (0,) * ctx.width
-    return all_(implies(not_(veq(pod.promised, zero)),
-                        and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED,
-                             not_(veq(pod.desired, pod.allocated))))
-                for pod in state.pods)
-
-
-def infeasible_only_from_start(ctx: Context, state: State):
-    """Only a pod that starts Infeasible can carry PodResizePending=Infeasible: the kubelet's retry
-    pass writes Deferred or clears the condition (requests above allocatable never reach a pod)."""
-    return all_(pod.resize != ResizeReason.INFEASIBLE for i, pod in enumerate(state.pods)
-                if ctx.scenario.pods[i].resize != "Infeasible")
-
-
-def termination_has_cause(ctx: Context, state: State):
-    """A pod terminates (or is gone after terminating) only because the scheduler evicted it
-    (DisruptionTarget set) or a user deleted it (its deletion entry of the menu is used)."""
-    terms = []
-    for i, pod in enumerate(state.pods):
-        causes = [pod.preempted_by != NO_POD] + [state.env_used[k] for k in _deletion_entry(ctx, i)]
-        terms.append(implies(or_(pod.phase == Phase.TERMINATING, pod.phase == Phase.GONE), or_(*causes)))
-    return all_(terms)
-
-
-def unchanged_pods_observed(ctx: Context, state: State):
-    """A pod whose requests are never changed (no resize of it in the menu) has always been observed
-    by the kubelet: only a user's resize makes the kubelet's view of a pod stale."""
-    return all_(pod.observed for i, pod in enumerate(state.pods) if not _resize_entries(ctx, i))
+__all__ = ["victims_keep_promise", "bound_pods_fit_scheduler_view", "promises_fit_scheduler_view",
+           "allocation_history_before_resizes", "deferred_resize_lacks_room", "nominations_fit_scheduler_view",
+           "resize_history", "preemptors_can_preempt", "resize_victims_after_deferral",
+           "resize_victims_outweigh_kept_pods", "reprieve_order", "resize_preemptors_under_max_accounting"]
 
 
 def _resizes_used(ctx: Context, state: State, index: int):
@@ -275,7 +77,7 @@ def _growing_entries(ctx: Context) -> list:
     for k, event in enumerate(ctx.events):
         if event.kind != "resize":
             continue
-        held = _initial_allocation(ctx, event.pod) + size_options(ctx, event.pod)
+        held = initial_allocation(ctx, event.pod) + size_options(ctx, event.pod)
         values = tuple(event.requests) + tuple(x for size in held for x in size)
         if not is_concrete(*values) or any(not all(r <= h for r, h in zip(event.requests, size)) for size in held):
             growing.append(k)
@@ -348,7 +150,7 @@ def allocation_history_before_resizes(ctx: Context, state: State):
         untouched = not_(any_(state.env_used[k] for k in entries))
         requests = tuple(ctx.scenario.pods[i].requests)
         facts = [veq(pod.desired, requests), pod.observed] if entries else []
-        initial = _initial_allocation(ctx, i)
+        initial = initial_allocation(ctx, i)
         start = ctx.scenario.pods[i].resize
         if start == "Infeasible":
             facts.append(pod.resize == ResizeReason.INFEASIBLE)  # the kubelet re-evaluates it only after a resize
@@ -356,9 +158,9 @@ def allocation_history_before_resizes(ctx: Context, state: State):
             facts.append(pod.resize == ResizeReason.NONE)
         if initial:
             allocated, actual = initial
-            facts += [_one_of(pod.allocated, [allocated, requests]),
-                      _one_of(pod.actual, [actual, allocated, requests]),
-                      implies(veq(pod.allocated, allocated), _one_of(pod.actual, [actual, allocated]))]
+            facts += [one_of(pod.allocated, [allocated, requests]),
+                      one_of(pod.actual, [actual, allocated, requests]),
+                      implies(veq(pod.allocated, allocated), one_of(pod.actual, [actual, allocated]))]
         else:
             holds = and_(veq(pod.allocated, requests), veq(pod.actual, requests))
             facts += [implies(pod.phase == Phase.RUNNING, holds),
@@ -374,7 +176,7 @@ def _size_changes_mixed(ctx: Context) -> bool:
     if ctx.width == 1:
         return False
     for i in ctx.pod_range:
-        sizes = _initial_allocation(ctx, i) + size_options(ctx, i)
+        sizes = initial_allocation(ctx, i) + size_options(ctx, i)
         if not is_concrete(*(x for size in sizes for x in size)):
             return True
         for old in sizes:
@@ -391,12 +193,12 @@ def _deferred_fits_at_start(ctx: Context, index: int):
     spec = ctx.scenario.pods[index]
     if spec.resize != "Deferred":
         return False
-    allocated, actual = _initial_allocation(ctx, index)
+    allocated, actual = initial_allocation(ctx, index)
     own = kubelet_resizing_pod_requests(tuple(spec.requests), allocated, actual, ctx.variant.kubelet_measure)
     total = own
     for j, other in enumerate(ctx.scenario.pods):
         if j != index and other.node == spec.node and not other.arrival:
-            total = vadd(total, kubelet_other_pod_requests(*_initial_allocation(ctx, j)))
+            total = vadd(total, kubelet_other_pod_requests(*initial_allocation(ctx, j)))
     return vle(total, ctx.allocatable[ctx.node_names.index(spec.node)])
 
 
@@ -488,7 +290,7 @@ def resize_history(ctx: Context, state: State):
             terms.append(implies(veq(pod.desired, option), any_(users)))
             terms.append(implies(veq(pod.promised, option), any_(users)))
         if spec.resize == "Infeasible" and all(tuple(ctx.events[k].requests) != initial for k in entries):
-            allocation = _initial_allocation(ctx, i)
+            allocation = initial_allocation(ctx, i)
             if allocation and initial not in allocation:
                 terms += [not_(veq(pod.allocated, initial)), not_(veq(pod.actual, initial))]
         used = 0
@@ -547,14 +349,14 @@ def resize_victims_after_deferral(ctx: Context, state: State):
     return all_(terms)
 
 
-def _reprieve_order(ctx: Context, claimant: int) -> list:
+def reprieve_order(ctx: Context, claimant: int) -> list:
     """The pods of strictly lower priority than ``claimant`` in the order the greedy reprieve tries
     them (higher priority first, then the older: declaration order; model/preemption.py)."""
     lower = [i for i in ctx.pod_range if i != claimant and ctx.priorities[i] < ctx.priorities[claimant]]
     return sorted(lower, key=lambda i: (-ctx.priorities[i], i))
 
 
-def _resize_preemptors_under_max_accounting(ctx: Context) -> list:
+def resize_preemptors_under_max_accounting(ctx: Context) -> list:
     """The pods that may preempt for a resize, when the variant uses max accounting (none otherwise:
     the claims below are then trivially true)."""
     if not _max_accounting(ctx):
@@ -572,10 +374,10 @@ def resize_victims_outweigh_kept_pods(ctx: Context, state: State):
     victim's size is fixed once it terminates, and the running pods' footprints only shrink since;
     claimed until a resize of another pod that may grow a footprint happens."""
     terms = []
-    for j in _resize_preemptors_under_max_accounting(ctx):
+    for j in resize_preemptors_under_max_accounting(ctx):
         node = start_node(ctx, j)
         grew = _others_grew(ctx, state, j)
-        order = _reprieve_order(ctx, j)
+        order = reprieve_order(ctx, j)
         for a, v in enumerate(order):
             victim = state.pods[v]
             evicted = and_(or_(victim.phase == Phase.TERMINATING, victim.phase == Phase.GONE), victim.preempted_by == j)
@@ -591,81 +393,3 @@ def resize_victims_outweigh_kept_pods(ctx: Context, state: State):
                 terms.append(implies(and_(evicted, state.pods[r].phase == Phase.RUNNING, not_(grew)),
                                      or_(*(size[x] > total[x] for x in range(ctx.width)))))
     return all_(terms)
-
-
-def reprieve_never_trades(ctx: Context, state: State):
-    """Under max accounting, the scheduler's greedy reprieve for a Deferred pod never puts back a pod
-    that is terminating because a higher-priority pod evicted it while it evicts a running pod
-    ranked below that one (reprieve order: higher priority first). Such a trade is how a
-    preemption could take a running pod that the kubelet does not need once the terminating pods
-    are gone (NoExcessVictims), or take new victims while its own are still terminating
-    (NoDoublePreemption); the lemma speaks only of the scheduler's dry run, not of the kubelet or of
-    whose victims they are.
-
-    Why it holds: a terminating pod was evicted by a run of the same greedy order, in which it found
-    no room with the pods above it kept, while every running pod below it that starts on the node
-    was kept (it outweighs them: ``resize_victims_outweigh_kept_pods``). Putting it back now
-    leaves no room for a pod below it only if the Deferred pod asks for less than then but still
-    too much, or something above it has left or shrunk since, and the sizes the kubelet can have
-    granted meanwhile are bounded by the node's allocatable (``LEMMA_BASIS``). This is not a
-    theorem for every cluster: a later request B smaller than the request A a victim was evicted
-    for, but still above the allocation, can make A's victim fit again while a smaller running pod
-    below it no longer does: it is false in resize-lowered-while-victims-terminate (a B of 4 cpu
-    after low-a and mid were evicted for 5). So the symbolic engine assumes it only in a context
-    where it is proved by k-induction (with ``LEMMA_BASIS``); the tests check where it holds on
-    the explored states and that its proof fails where it does not. Not used with symbolic sizes
-    (parametric mode), where such a B exists."""
-    terms = []
-    for j in _resize_preemptors_under_max_accounting(ctx):
-        pod = state.pods[j]
-        deferred = and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
-        if is_false(deferred):
-            continue
-        # the scheduler's own dry run (model/preemption.py), as PreemptForResize computes it
-        _, victims = select_victims(ctx, state, j, pod.node, lambda removed: fits_deferred_pod(ctx, state, j, removed),
-                                    memo="fits_deferred_pod")
-        order = [i for i in _reprieve_order(ctx, j) if i in victims]
-        for a, t in enumerate(order):
-            leaving = state.pods[t]
-            evicted = and_(leaving.phase == Phase.TERMINATING,
-                           any_(leaving.preempted_by == q for q in ctx.pod_range if ctx.priorities[q] > ctx.priorities[t]))
-            if is_false(evicted):
-                continue
-            for r in order[a + 1:]:
-                live = or_(state.pods[r].phase == Phase.RUNNING, state.pods[r].phase == Phase.BOUND)
-                terms.append(implies(and_(deferred, evicted, live), not_(and_(not_(victims[t]), victims[r]))))
-    return all_(terms)
-
-
-STRENGTHENING = {
-    "FieldsInRange": fields_in_range,
-    "NodeFollowsPhase": node_follows_phase,
-    "EnvironmentBookkeeping": environment_bookkeeping,
-    "SizesFromMenu": sizes_from_menu,
-    "NoStatusBeforeAdmission": no_status_before_admission,
-    "VictimsWerePreempted": victims_were_preempted,
-    "AdmittedPodsHoldSizes": admitted_pods_hold_sizes,
-    "SchedulerMemoryOfVariant": scheduler_memory_of_variant,
-    "PromiseOnlyWhileDeferred": promise_only_while_deferred,
-    "InfeasibleOnlyFromStart": infeasible_only_from_start,
-    "TerminationHasCause": termination_has_cause,
-    "UnchangedPodsObserved": unchanged_pods_observed,
-    "VictimsKeepPromise": victims_keep_promise,
-    "BoundPodsFitSchedulerView": bound_pods_fit_scheduler_view,
-    "PromisesFitSchedulerView": promises_fit_scheduler_view,
-    "AllocationHistoryBeforeResizes": allocation_history_before_resizes,
-    "DeferredResizeLacksRoom": deferred_resize_lacks_room,
-    "NominationsFitSchedulerView": nominations_fit_scheduler_view,
-    "ResizeHistory": resize_history,
-    "PreemptorsCanPreempt": preemptors_can_preempt,
-    "ResizeVictimsAfterDeferral": resize_victims_after_deferral,
-    "ResizeVictimsOutweighKeptPods": resize_victims_outweigh_kept_pods,
-}
-
-
-# The second tier (see the module docstring): proved with the catalog state properties named in
-# LEMMA_BASIS, after STRENGTHENING, and assumed for the step properties.
-PREEMPTION_LEMMAS = {
-    "ReprieveNeverTrades": reprieve_never_trades,
-}
-LEMMA_BASIS = ("KubeletNeverOvercommits", "VictimsStrictlyLowerPriority")

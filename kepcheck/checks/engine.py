@@ -1,0 +1,71 @@
+"""What every engine is: the ``Engine`` protocol, its budget and options, and the engine registry.
+
+An engine takes one context (a scenario, a variant, mutants) and the properties to judge, and
+returns one ``CheckResult`` per property (``checks/result.py``), in the order given; a property
+kind it does not judge is ``not-checked``. A new engine is one module that defines an object
+``ENGINE`` with this protocol, plus one line in ``ENGINE_MODULES``.
+
+Engines are imported when first used (``engine(name)``), so that a run of the explicit engine
+never loads Z3 or Hypothesis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Callable, Protocol, Sequence
+
+from kepcheck.spec.properties import PropertySpec
+
+from kepcheck.checks.result import CheckResult
+from kepcheck.model.context import Context
+
+__all__ = ["Budget", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How far an engine may go for one scenario × variant: a run that hits a budget reports
+    ``inconclusive`` with the budget in ``reason``, never ``holds``."""
+
+    max_states: int | None = None
+    timeout: float | None = None  # seconds
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Options of the engines; each engine reads the ones that concern it."""
+
+    symmetry: bool = True  # explicit: symmetry reduction (never for eventually-properties)
+    fairness: tuple | None = None  # liveness: the fairness groups assumed (None: each property's own)
+    on_step: Callable | None = None  # explicit: called as on_step(before, action, after) on every transition
+    depth: int = 10  # bmc: unrolling depth
+    max_k: int = 3  # induction: largest k tried
+    parametric: tuple | None = None  # bmc/induction: (low, high) for symbolic sizes
+    examples: int | None = None  # random: walks per run
+    steps: int | None = None  # random: steps per walk
+    seed: int = 0  # random
+    profile: str = "ci"  # random: Hypothesis settings profile
+
+
+class Engine(Protocol):
+    name: str
+
+    def check(self, ctx: Context, properties: Sequence[PropertySpec], *, budget: Budget,
+              options: EngineOptions) -> list[CheckResult]:
+        """One result per property of ``properties``, in order."""
+
+
+ENGINE_MODULES = {
+    "explicit": "kepcheck.checks.explicit",  # breadth-first search: always, sometimes and eventually
+    "liveness": "kepcheck.checks.liveness",  # the same search, eventually-properties only
+    "bmc": "kepcheck.checks.bmc",  # bounded model checking with Z3: always-properties
+    "induction": "kepcheck.checks.induction",  # k-induction proofs with Z3: always-properties
+    "random": "kepcheck.checks.random_walk",  # Hypothesis random walks
+}
+ENGINE_NAMES = tuple(ENGINE_MODULES)
+
+
+def engine(name: str) -> Engine:
+    """The engine of this name (KeyError for an unknown one)."""
+    return import_module(ENGINE_MODULES[name]).ENGINE

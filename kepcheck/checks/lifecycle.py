@@ -1,0 +1,141 @@
+"""The resize lifecycle diagram and action coverage, from the explorations a run made.
+
+While the explicit engine explores a context, a ``LifecycleRecorder`` (the run passes it as the
+engine's ``on_step``) projects every transition on each pod's lifecycle status
+(``model/lifecycle.py``) and counts the actions; ``lifecycle_graph`` merges the records of the
+contexts of one variant into the diagram the review report draws (Mermaid and Graphviz DOT) and
+the action-coverage table. Nothing here searches: it reads what the run explored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
+
+from kepcheck.checks.trace_report import mermaid_text
+from kepcheck.model.actions import ACTOR_OF
+from kepcheck.model.context import Context
+from kepcheck.model.init import initial_state
+from kepcheck.model.lifecycle import lifecycle_status
+
+__all__ = ["LifecycleRecorder", "LifecycleGraph", "lifecycle_graph", "lifecycle_mermaid", "lifecycle_dot",
+           "edge_label", "NEVER_FIRED_EXPLANATIONS"]
+
+
+class LifecycleRecorder:
+    """Records one exploration of one context: the statuses reached, the status changes of every
+    transition (per actor and action), and how often each action fired."""
+
+    def __init__(self, ctx: Context):
+        self.scenario = ctx.scenario.name
+        self.initial = {lifecycle_status(pod) for pod in initial_state(ctx).pods}
+        self.reached = set(self.initial)
+        self.edges: dict = {}  # (source, target) -> {actor: {action names}}
+        self.action_counts: Counter = Counter()
+        self.transitions = 0
+        self._statuses: dict = {}
+
+    def _status(self, state) -> tuple:
+        statuses = self._statuses.get(state)
+        if statuses is None:
+            statuses = self._statuses[state] = tuple(lifecycle_status(pod) for pod in state.pods)
+            self.reached.update(statuses)
+        return statuses
+
+    def __call__(self, before, action, after) -> None:
+        self.transitions += 1
+        self.action_counts[action.name] += 1
+        old_statuses, new_statuses = self._status(before), self._status(after)
+        for old, new in zip(old_statuses, new_statuses):
+            if old != new:
+                self.edges.setdefault((old, new), {}).setdefault(ACTOR_OF.get(action.name, "?"), set()).add(action.name)
+
+
+@dataclass
+class LifecycleGraph:
+    """The per-pod lifecycle projection of every explored edge, over a set of scenarios."""
+
+    variant: str
+    scenarios: list = field(default_factory=list)
+    statuses: list = field(default_factory=list)  # reachable statuses, in LIFECYCLE_STATUSES order
+    initial: list = field(default_factory=list)  # statuses of pods in initial states
+    edges: dict = field(default_factory=dict)  # (source, target) -> {actor: sorted [action names]}
+    action_counts: Counter = field(default_factory=Counter)
+    action_scenarios: dict = field(default_factory=dict)  # action -> [scenario names where it fired]
+    states: int = 0
+    transitions: int = 0
+
+
+def lifecycle_graph(variant: str, records: list[tuple[LifecycleRecorder, int]]) -> LifecycleGraph:
+    """The lifecycle of ``variant`` over the recorded explorations: ``(recorder, distinct states)``
+    per scenario, in run order."""
+    graph = LifecycleGraph(variant=variant, scenarios=[recorder.scenario for recorder, _ in records])
+    reached: set = set()
+    initial: set = set()
+    edges: dict = {}
+    for recorder, states in records:
+        graph.states += states
+        graph.transitions += recorder.transitions
+        for name, count in recorder.action_counts.items():
+            graph.action_counts[name] += count
+            graph.action_scenarios.setdefault(name, []).append(recorder.scenario)
+        initial |= recorder.initial
+        reached |= recorder.reached
+        for key, actors in recorder.edges.items():
+            for actor, actions in actors.items():
+                edges.setdefault(key, {}).setdefault(actor, set()).update(actions)
+    order = {name: i for i, name in enumerate(LIFECYCLE_STATUSES)}
+    graph.statuses = sorted(reached, key=lambda s: order.get(s, len(order)))
+    graph.initial = sorted(initial, key=lambda s: order.get(s, len(order)))
+    graph.edges = {key: {actor: sorted(actions) for actor, actions in sorted(value.items())}
+                   for key, value in sorted(edges.items(), key=lambda kv: (order.get(kv[0][0], 99),
+                                                                          order.get(kv[0][1], 99)))}
+    return graph
+
+
+def edge_label(actors: dict) -> str:
+    return " / ".join(f"{actor} · {', '.join(actions)}" for actor, actions in actors.items())
+
+
+def lifecycle_mermaid(graph: LifecycleGraph) -> str:
+    """The lifecycle as a Mermaid ``stateDiagram-v2`` (without the code fence)."""
+    lines = ["stateDiagram-v2", "    direction LR"]
+    for status in graph.initial:
+        lines.append(f"    [*] --> {status}")
+    for (source, target), actors in graph.edges.items():
+        lines.append(f"    {source} --> {target} : {mermaid_text(edge_label(actors))}")
+    return "\n".join(lines)
+
+
+def lifecycle_dot(graph: LifecycleGraph) -> str:
+    """The lifecycle as Graphviz DOT."""
+    def quote(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = ["digraph lifecycle {", "    rankdir=LR;", '    node [shape=box, style=rounded, fontname="Helvetica"];',
+             '    edge [fontname="Helvetica", fontsize=10];', "    start [shape=point];"]
+    for status in graph.statuses:
+        lines.append(f"    {quote(status)};")
+    for status in graph.initial:
+        lines.append(f"    start -> {quote(status)};")
+    for (source, target), actors in graph.edges.items():
+        label = "\\n".join(f"{actor}: {', '.join(actions)}" for actor, actions in actors.items())
+        lines.append(f"    {quote(source)} -> {quote(target)} [label=\"{label}\"];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# Why an action may legitimately never fire on the default scenarios (shown only if it does not).
+NEVER_FIRED_EXPLANATIONS = {
+    "RequestResize": "no default scenario schedules a resize request as an environment event",
+    "CreatePod": "no default scenario has a pod arrival",
+    "DeletePod": "no default scenario deletes a pod",
+    "RestartScheduler": "no default scenario allows a scheduler restart",
+    "PreemptForPod": "no pending pod needs victims in the default scenarios",
+    "PodUnschedulable": "every pending pod fits or finds victims",
+    "ResizeUnschedulable": "every Deferred resize finds victims or fits",
+    "RejectPod": "under this variant the kubelet never has to reject a bound pod (no OutOfcpu)",
+    "FlushUnschedulablePod": "no pod waits in the unschedulable pool",
+}

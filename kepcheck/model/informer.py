@@ -1,0 +1,143 @@
+"""The kube-scheduler's event handlers: what the scheduler does with the pod updates of one step.
+
+After every action's effect (and on the initial state) ``scheduler_observes`` applies what the
+scheduler's informer event handlers do (synchronous informer: DESIGN.md §3 "scheduler view:
+synchronous"; the handlers see each update at once):
+
+* AddPod at start-up / UpdatePod: a running pod that carries PodResizePending=Deferred enters the
+  queue (gate on, node not opted out); when the condition disappears or the pod goes away it
+  leaves the queue and the scheduler forgets what it kept for it (reference §4.3 (1), §4.4, §7.3
+  S-5, S-17, S-18).
+* Queueing hints: a parked/unschedulable Deferred pod is requeued when another pod on its node
+  changes size or is deleted, or when its own desired changes (S-6..S-16); an unschedulable
+  pending pod is requeued when an assigned pod is deleted or scales down, or a nominated pending
+  pod is deleted (reference §3.5).
+
+Updates are detected by value (``model/memo.differs``): a pod the step did not change raises no
+event. Every pod of a state is at the handlers' fixed point for "no event", so only the pods a
+step changed, and the pods an event may concern, are visited.
+
+Left out: informer lag (the stale-view variant of DESIGN.md §3), label-only updates, node events.
+"""
+
+from __future__ import annotations
+
+from kepcheck.spec.vocabulary import Phase, Queue
+
+from kepcheck.model.context import Context, overridable
+from kepcheck.model.expr import and_, any_, is_false, ite, not_, or_, pick, veq, vzero
+from kepcheck.model.memo import differs, of_values
+from kepcheck.model.state import NO_NODE, PodState, State, evolve
+from kepcheck.model.step import is_deferred, is_running
+from kepcheck.model.views import assigned, scheduler_footprint
+
+__all__ = ["scheduler_observes", "released_from_unschedulable_pool", "pod_event", "handler_fields"]
+
+
+def scheduler_observes(ctx: Context, before: State | None, after: State) -> State:
+    """``after`` with the handlers' effect on every pod applied (``before`` None: the start-up pass)."""
+    if before is None:
+        return _handle(ctx, after, range(len(after.pods)), {}, False, [], skip_unchanged=False)
+    updated, own_changes, shrunk_terms, changed = [], {}, [], []
+    for i, (old, new) in enumerate(zip(before.pods, after.pods)):
+        if not differs(old, new):
+            continue
+        updated.append(i)
+        terms, footprint_changed, own_changes[i] = pod_event(ctx, old, new)
+        shrunk_terms += terms
+        if not is_false(footprint_changed):
+            changed.append((footprint_changed, old.node))
+    shrunk = or_(*shrunk_terms)
+    visit = updated if is_false(shrunk) and not changed else range(len(after.pods))  # no event: only the updated
+    return _handle(ctx, after, visit, own_changes, shrunk, changed)
+
+
+def _handle(ctx: Context, state: State, visit, own_changes: dict, shrunk, changed: list,
+            skip_unchanged: bool = True) -> State:
+    """Apply the handlers to the pods ``visit`` (indices). A pod outside ``own_changes`` was not
+    updated: with ``skip_unchanged`` it is skipped unless some event may concern it."""
+    pods = None
+    by_node: dict = {}
+    for j in visit:
+        pod = state.pods[j]
+        updated = j in own_changes
+        if skip_unchanged and not updated and is_false(shrunk) \
+                and all(is_false(node == pod.node) for _, node in changed):
+            continue  # not updated, no event for it: already at the handlers' fixed point
+        if not changed:
+            others_changed = False
+        elif type(pod.node) is int:  # concrete node: the same answer for every pod on it
+            others_changed = by_node.get(pod.node)
+            if others_changed is None:
+                others_changed = by_node[pod.node] = _others_changed(changed, pod.node)
+        else:
+            others_changed = _others_changed(changed, pod.node)
+        fields = handler_fields(ctx, pod, own_changes[j] if updated else False, shrunk, others_changed)
+        if fields is not None:
+            if pods is None:
+                pods = list(state.pods)
+            pods[j] = evolve(pod, **fields)
+    return state if pods is None else evolve(state, pods=tuple(pods))
+
+
+def _others_changed(changed: list, node):
+    """Another pod's footprint changed on ``node`` in this step (a queueing-hint event)."""
+    return any_(and_(condition, where == node) for condition, where in changed)
+
+
+@of_values
+def pod_event(ctx: Context, old: PodState, new: PodState) -> tuple[list, object, object]:
+    """What the handlers see of one pod's update: the terms saying it freed room for unschedulable
+    pending pods, the condition that its scheduler footprint changed on its (old) node, and the
+    condition that its desired requests changed."""
+    terms = [and_(old.phase == Phase.PENDING, old.nominated != NO_NODE, new.phase == Phase.GONE)]
+    footprint_changed = False
+    was = assigned(old)
+    if not is_false(was):
+        still = assigned(new)
+        old_size, new_size = scheduler_footprint(ctx, old), scheduler_footprint(ctx, new)
+        resized = not_(veq(old_size, new_size))
+        smaller = or_(*(n < o for n, o in zip(new_size, old_size)))
+        footprint_changed = and_(was, or_(not_(still), resized))
+        terms.append(and_(was, or_(not_(still), and_(still, smaller))))
+    return terms, footprint_changed, not_(veq(old.desired, new.desired))
+
+
+@overridable
+def released_from_unschedulable_pool(ctx: Context, pod: PodState, event):
+    """The pod waits in the unschedulable pool and ``event`` releases it to activeQ (a queueing
+    hint, or the periodic flush when ``event`` is True)."""
+    return and_(pod.queue == Queue.UNSCHEDULABLE, event)
+
+
+@of_values
+def handler_fields(ctx: Context, pod: PodState, own_change, shrunk, others_changed) -> dict | None:
+    """The fields the handlers write on one pod: its queue, and what the scheduler keeps for it
+    (``own_change``: its own desired changed in this step; ``shrunk``: some pod freed room;
+    ``others_changed``: another pod on its node changed size or went away). None when they write
+    nothing new (concretely)."""
+    gate = ctx.variant.gate_on
+    zero = vzero(ctx.width)
+    pending = pod.phase == Phase.PENDING
+    candidate = and_(gate, is_deferred(pod), not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
+    queue = ite(pending, ite(released_from_unschedulable_pool(ctx, pod, shrunk), Queue.ACTIVE, pod.queue),
+                ite(candidate,
+                    ite(or_(pod.queue == Queue.NOT_QUEUED,
+                            released_from_unschedulable_pool(ctx, pod, or_(own_change, others_changed))),
+                        Queue.ACTIVE, pod.queue),
+                    Queue.NOT_QUEUED))
+    outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks
+    fields = dict(queue=queue, assumed=ite(outside, zero, pod.assumed), tracking=and_(not_(outside), pod.tracking),
+                  promised=ite(and_(is_running(pod), not_(veq(pod.desired, pod.allocated))), pod.promised, zero),
+                  # the nominated-node-name guard's nomination is cleared with the Deferred condition
+                  nominated=ite(and_(outside, assigned(pod)), NO_NODE, pod.nominated))
+    if all(_same(getattr(pod, name), value) for name, value in fields.items()):
+        return None
+    return fields
+
+
+def _same(old, new) -> bool:
+    """Concretely equal (a symbolic value is never 'the same': it is always written)."""
+    if isinstance(old, tuple):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new))
+    return isinstance(old, int) and isinstance(new, int) and old == new

@@ -1,0 +1,189 @@
+"""The kubelet's actions (per node): admission, the pending-resize retry pass, actuation and the end
+of a pod's termination (reference §2).
+
+The retry pass walks the node's pending resizes in the kubelet's order and allocates each one
+that fits; an allocation earlier in the pass leaves less room for later ones (reference §2.2,
+§2.3). It runs on the events the kubelet retries on (``RetryPendingResizes``: a pod update, a
+removed pod, a completed resize) and periodically (``PeriodicRetryPendingResizes``, 3 minutes:
+time is abstract, it may happen at any time).
+
+Left out: kubelet restarts, QoS classes and their place in the retry order (all pods are
+Burstable), the kubelet's own Infeasible decisions (static CPU/memory managers, swap), the
+``pods_added`` retry trigger (a new pod only takes room, it never lets a pending resize through).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+from kepcheck.spec.vocabulary import Phase, ResizeReason
+
+from kepcheck.model.context import Context, overridable
+from kepcheck.model.expr import and_, any_, is_false, ite, not_, or_, veq
+from kepcheck.model.memo import differs, node_local, per_state
+from kepcheck.model.state import PodState, State, evolve
+from kepcheck.model.step import Action, is_deferred, is_running, mark_retry_due, set_pod, update
+from kepcheck.model.views import kubelet_fits_admission, kubelet_fits_resize
+
+__all__ = ["admit_pod", "reject_pod", "pending_resize_slots", "retry_order_key", "resize_condition_after_retry",
+           "retry_pending_resizes", "periodic_retry_pending_resizes", "actuate_resize", "finish_termination",
+           "pods_removed_retry"]
+
+
+def admit_pod(ctx: Context, state: State):
+    """The kubelet admits a newly bound pod that fits next to the admitted pods (reference §2.1)."""
+    for i, pod in enumerate(state.pods):
+        bound = pod.phase == Phase.BOUND
+        if is_false(bound):
+            continue
+        guard = and_(bound, kubelet_fits_admission(ctx, state, i))
+        if is_false(guard):
+            continue
+        after = set_pod(state, i, phase=Phase.RUNNING, allocated=pod.desired, actual=pod.desired)
+        yield Action("AdmitPod", (("pod", ctx.names[i]),)), guard, after
+
+
+def reject_pod(ctx: Context, state: State):
+    """The kubelet rejects a bound pod that does not fit: phase Failed, reason OutOfcpu/OutOfmemory."""
+    for i, pod in enumerate(state.pods):
+        bound = pod.phase == Phase.BOUND
+        if is_false(bound):
+            continue
+        guard = and_(bound, not_(kubelet_fits_admission(ctx, state, i)))
+        if is_false(guard):
+            continue
+        yield Action("RejectPod", (("pod", ctx.names[i]),)), guard, set_pod(state, i, phase=Phase.REJECTED)
+
+
+def _increases(pod: PodState):
+    return or_(*(d > a for d, a in zip(pod.desired, pod.allocated)))
+
+
+@overridable
+def retry_order_key(ctx: Context, index: int, increases: bool, undecided: bool) -> tuple:
+    """The kubelet's sort key of a pending resize (reference §2.3): resizes that increase no request
+    first, then higher priority, then pods that already carry PodResizePending before those that
+    do not, then age (declaration order stands in for lastTransitionTime). QoS is not modelled."""
+    return increases, -ctx.priorities[index], undecided, index
+
+
+def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[int, object]]:
+    """The kubelet's pending-resize list for ``node`` in retry order (reference §2.3), as
+    ``(pod index, condition)`` slots: each pod has one slot per value of the state-dependent parts
+    of its sort key (``retry_order_key``), and the condition says the pod is pending and its key has
+    those values. The slots are in key order, so processing the slots whose condition holds walks
+    the list in order. ``fifo``: declaration order only.
+    """
+    slots = []
+    for i, pod in enumerate(state.pods):
+        pending = and_(pod.phase == Phase.RUNNING, pod.node == node,
+                       or_(not_(pod.observed), pod.resize == ResizeReason.DEFERRED))
+        if is_false(pending):
+            continue
+        if ctx.variant.kubelet_order == "fifo":
+            slots.append(((i,), i, pending))
+            continue
+        increases = _increases(pod)
+        undecided = pod.resize == ResizeReason.NONE
+        for up, new in product((False, True), repeat=2):
+            condition = and_(pending, increases == up, undecided == new)
+            if not is_false(condition):
+                slots.append((retry_order_key(ctx, i, up, new), i, condition))
+    slots.sort(key=lambda slot: slot[0])
+    return [(i, condition) for _, i, condition in slots]
+
+
+@overridable
+def resize_condition_after_retry(ctx: Context, pod: PodState, revert, fits):
+    """PodResizePending after the kubelet decided on the pod's resize: cleared when the resize is
+    reverted (desired = allocated) or allocated, Deferred when it does not fit (reference §2.2, §2.4)."""
+    return ite(or_(revert, fits), ResizeReason.NONE, ResizeReason.DEFERRED)
+
+
+def _retry_pods(ctx: Context, state: State, node: int) -> State:
+    """The pass over the node's pending resizes, in order."""
+    for i, in_slot in pending_resize_slots(ctx, state, node):
+        pod = state.pods[i]
+        revert = veq(pod.desired, pod.allocated)
+        fits = and_(not_(revert), kubelet_fits_resize(ctx, state, i))
+        fields = dict(resize=resize_condition_after_retry(ctx, pod, revert, fits), observed=True,
+                      allocated=ite(fits, pod.desired, pod.allocated),
+                      in_progress=ite(fits, not_(veq(pod.desired, pod.actual)), pod.in_progress))
+        state = update(state, [(i, in_slot, fields)])
+    return state
+
+
+@node_local(lambda state, node: (node, None))
+def _pods_after_retry(ctx: Context, state: State, node: int) -> tuple:
+    """(index, pod) for every pod the pass over ``node`` changes: it reads and writes only the pods
+    on the node, so the pass is memoised on those."""
+    after = _retry_pods(ctx, state, node)
+    return tuple((i, new) for i, (old, new) in enumerate(zip(state.pods, after.pods)) if differs(old, new))
+
+
+@per_state
+def _retry_pass(ctx: Context, state: State, node: int) -> State:
+    """One pass of retryPendingResizes over every pending resize of the node; the retry it owed is done."""
+    pods = list(state.pods)
+    for i, pod in _pods_after_retry(ctx, state, node):
+        pods[i] = pod
+    due = tuple(False if n == node else flag for n, flag in enumerate(state.retry_due))
+    return evolve(state, pods=tuple(pods), retry_due=due)
+
+
+@node_local(lambda state, node, kind: (node, None))
+def _node_flags(ctx: Context, state: State, node: int, kind: str) -> tuple:
+    """Per pod: it runs on ``node`` with a resize the kubelet has not looked at (``unobserved``), or
+    it runs there Deferred (``deferred``)."""
+    if kind == "unobserved":
+        return tuple(and_(is_running(pod), pod.node == node, not_(pod.observed)) for pod in state.pods)
+    return tuple(and_(is_deferred(pod), pod.node == node) for pod in state.pods)
+
+
+def retry_pending_resizes(ctx: Context, state: State):
+    """The kubelet handles a pod update or a pod removal on its node and retries every pending
+    resize (triggers pod_resized / pod_updated / pods_removed / pod_terminated; reference §2.3)."""
+    for node in ctx.node_range:
+        guard = or_(state.retry_due[node], *_node_flags(ctx, state, node, "unobserved"))
+        if is_false(guard):
+            continue
+        yield Action("RetryPendingResizes", (("node", ctx.node_names[node]),)), guard, _retry_pass(ctx, state, node)
+
+
+@overridable
+def periodic_retry_pending_resizes(ctx: Context, state: State):
+    """The kubelet's periodic retry (3 minutes after the last pass; reference §2.3, §7.4 P-8)."""
+    for node in ctx.node_range:
+        guard = any_(_node_flags(ctx, state, node, "deferred"))
+        if is_false(guard):
+            continue
+        yield Action("PeriodicRetryPendingResizes", (("node", ctx.node_names[node]),)), guard, _retry_pass(ctx, state, node)
+
+
+def actuate_resize(ctx: Context, state: State):
+    """The kubelet actuates an allocated resize: actual := allocated, PodResizeInProgress cleared
+    (reference §2.6); the completed resize triggers a retry of pending resizes (pod_resized, §2.3)."""
+    for i, pod in enumerate(state.pods):
+        guard = and_(is_running(pod), pod.in_progress)
+        if is_false(guard):
+            continue
+        after = mark_retry_due(set_pod(state, i, actual=pod.allocated, in_progress=False), pod.node)
+        yield Action("ActuateResize", (("pod", ctx.names[i]),)), guard, after
+
+
+@overridable
+def pods_removed_retry(ctx: Context, state: State, node) -> State:
+    """A pod left ``node``: the kubelet owes a retry pass over its pending resizes (pods_removed,
+    reference §2.3; KEP-5836 §Kubelet-Scheduler Preemption Interaction)."""
+    return mark_retry_due(state, node)
+
+
+def finish_termination(ctx: Context, state: State):
+    """A terminating pod (deleted or evicted) finishes its graceful termination and is removed; the
+    kubelet owes a retry pass (pods_removed)."""
+    for i, pod in enumerate(state.pods):
+        guard = pod.phase == Phase.TERMINATING
+        if is_false(guard):
+            continue
+        after = pods_removed_retry(ctx, set_pod(state, i, phase=Phase.GONE), pod.node)
+        yield Action("FinishTermination", (("pod", ctx.names[i]),)), guard, after

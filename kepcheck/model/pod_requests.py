@@ -1,0 +1,375 @@
+"""Resource accounting of a whole pod: component-helpers ``PodRequests`` / ``PodLimits`` with
+``UseStatusResources`` (reference §1.2–§1.6), on pods with named containers.
+
+A ``Pod`` has regular, init and sidecar containers, each with its spec requests and limits and
+what the pod status reports (``allocatedResources``, ``resources``), plus overhead and pod-level
+resources. ``pod_requests`` and ``pod_limits`` follow the upstream code step by step, with the
+v1.37 rule "max of sums" (three pod totals, desired S, allocated A and actual R, each built with
+the KEP-753 init/sidecar formula, combined per resource by ``model/accounting.combine_totals``)
+and the v1.33–v1.36 rule "sum of maxes" (per container). So the state machine's one-container
+pods (which call ``combine_totals`` on vectors) and these general pods share one rule; the
+conformance tests check both against the Kubernetes test cases of reference §7.1.
+
+Resource maps follow Kubernetes ``ResourceList`` semantics: a resource that is absent contributes
+nothing (it is not zero-filled), and a result only names resources that something contributed
+(§1.2 "Missing values", case C-8). ``None`` stands for a nil map / absent status field; an empty
+map is a present-but-empty one.
+
+Left out: see ``model/accounting.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Optional
+
+from kepcheck.model.accounting import combine_totals
+from kepcheck.model.expr import ite, max2
+
+__all__ = ["CONTAINER_KINDS", "RULES", "Container", "Pod", "is_resize_deferred", "is_resize_infeasible",
+           "pod_requests", "pod_limits"]
+
+CONTAINER_KINDS = ("regular", "init", "sidecar")
+RULES = ("v1.37", "v1.36")
+
+ResourceMap = Mapping[str, Any]  # resource name -> int (model units) or a Z3 integer term
+
+
+class _FrozenMap(Mapping):
+    """A read-only, hashable copy of a resource map (so that pods are values, STYLE R4)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, resources: ResourceMap):
+        self._items = dict(resources)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __repr__(self) -> str:
+        return repr(self._items)
+
+
+def _freeze(resources: Optional[ResourceMap]) -> Optional[ResourceMap]:
+    return None if resources is None else _FrozenMap(resources)
+
+
+@dataclass(frozen=True)
+class Container:
+    """One container of a pod: its spec and what the pod status reports for it (reference §1.1).
+
+    ``kind`` is ``"regular"`` (``spec.containers``), ``"init"`` (a non-restartable init container)
+    or ``"sidecar"`` (an init container with ``restartPolicy: Always``). ``requests``/``limits`` are
+    the desired values (``spec…resources``); ``allocated`` is ``status…allocatedResources``
+    (requests only); ``actual``/``actual_limits`` are ``status…resources.requests/limits``. A
+    container whose ``allocated``, ``actual`` and ``actual_limits`` are all ``None`` has no status
+    entry. Maps are copied into read-only, hashable mappings.
+    """
+
+    name: str
+    kind: str = "regular"
+    requests: Optional[ResourceMap] = None
+    allocated: Optional[ResourceMap] = None
+    actual: Optional[ResourceMap] = None
+    limits: Optional[ResourceMap] = None
+    actual_limits: Optional[ResourceMap] = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in CONTAINER_KINDS:
+            raise ValueError(f"container {self.name!r}: kind must be one of {', '.join(CONTAINER_KINDS)}, got {self.kind!r}")
+        for field in ("requests", "allocated", "actual", "limits", "actual_limits"):
+            object.__setattr__(self, field, _freeze(getattr(self, field)))
+
+    @property
+    def has_status_resources(self) -> bool:
+        """``containerStatus.resources != nil`` (the v1.36 rule's gate, reference §1.2)."""
+        return self.actual is not None or self.actual_limits is not None
+
+
+@dataclass(frozen=True)
+class Pod:
+    """A pod as the accounting sees it (reference §1.1, §1.5).
+
+    ``containers`` is in declaration order; init containers and sidecars keep the order in which
+    they are declared among ``spec.initContainers`` (the KEP-753 formula depends on it), regular
+    containers may be placed anywhere. ``resize_reason`` is the reason of the ``PodResizePending``
+    condition (``"Deferred"``, ``"Infeasible"``, any other string) or ``None`` when there is no
+    such condition. ``pod_requests``/``pod_limits`` are pod-level ``spec.resources``;
+    ``pod_allocated`` is ``status.allocatedResources``; ``pod_actual``/``pod_actual_limits`` are
+    ``status.resources.requests/limits``.
+    """
+
+    containers: tuple[Container, ...]
+    overhead: Optional[ResourceMap] = None
+    resize_reason: Optional[str] = None
+    pod_requests: Optional[ResourceMap] = None
+    pod_limits: Optional[ResourceMap] = None
+    pod_allocated: Optional[ResourceMap] = None
+    pod_actual: Optional[ResourceMap] = None
+    pod_actual_limits: Optional[ResourceMap] = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "containers", tuple(self.containers))
+        for field in ("overhead", "pod_requests", "pod_limits", "pod_allocated", "pod_actual", "pod_actual_limits"):
+            object.__setattr__(self, field, _freeze(getattr(self, field)))
+        names = [container.name for container in self.containers]
+        if len(set(names)) != len(names):
+            raise ValueError(f"container names must be unique, got {names}")
+
+    @property
+    def has_status_resources(self) -> bool:
+        """``pod.status.resources != nil`` (reference §1.5)."""
+        return self.pod_actual is not None or self.pod_actual_limits is not None
+
+
+# --- conditions ----------------------------------------------------------------------------------
+
+
+def is_resize_deferred(pod: Pod) -> bool:
+    """``IsPodResizeDeferred``: the ``PodResizePending`` reason is ``Deferred`` (reference §1.2, C-14).
+
+    Like upstream, the condition's ``status`` and ``observedGeneration`` are not consulted.
+    """
+    return pod.resize_reason == "Deferred"
+
+
+def is_resize_infeasible(pod: Pod) -> bool:
+    """``IsPodResizeInfeasible``: the ``PodResizePending`` reason is ``Infeasible`` (reference §1.2, C-14)."""
+    return pod.resize_reason == "Infeasible"
+
+
+# --- resource maps ---------------------------------------------------------------------------------
+
+
+def _add_into(total: dict, resources: Optional[ResourceMap]) -> None:
+    """``addResourceList``: add every named resource; absent resources are left alone."""
+    for name, value in (resources or {}).items():
+        total[name] = total[name] + value if name in total else value
+
+
+def _max_into(total: dict, resources: Optional[ResourceMap]) -> None:
+    """``maxResourceList``: per-resource maximum; a resource absent from ``total`` is taken as is."""
+    for name, value in (resources or {}).items():
+        total[name] = max2(total[name], value) if name in total else value
+
+
+def _combine_maps(desired: Optional[ResourceMap], allocated: Optional[ResourceMap],
+                  actual: Optional[ResourceMap], infeasible: bool) -> dict:
+    """``combine_totals`` on resource maps, with absent resources contributing nothing.
+
+    The result names every resource of ``allocated`` and ``actual``, and of ``desired`` unless
+    ``infeasible``. Inside the vectors an absent entry is 0, which is the same as "no
+    contribution" because quantities are never negative. ``infeasible`` is a plain bool here
+    (it comes from the pod's condition); the values may be ints or Z3 terms.
+    """
+    names = list(dict.fromkeys([*(allocated or {}), *(actual or {}), *(() if infeasible else (desired or {}))]))
+    if not names:
+        return {}
+
+    def vector(resources: Optional[ResourceMap]) -> tuple:
+        resources = resources or {}
+        return tuple(resources.get(name, 0) for name in names)
+
+    combined = combine_totals(vector(desired), vector(allocated), vector(actual), infeasible)
+    return dict(zip(names, combined))
+
+
+def _aggregate(pod: Pod, contribution: Callable[[Container], Optional[ResourceMap]]) -> dict:
+    """``aggregateContainerResourcesByFn``: the KEP-753 formula (reference §1.4).
+
+    Regular containers and sidecars are summed; each non-restartable init container needs its own
+    value plus the sidecars declared before it; a sidecar's init-phase peak is the sidecars up to
+    and including it; the result is the per-resource maximum of the running sum and every peak.
+    """
+    result: dict = {}
+    for container in pod.containers:
+        if container.kind == "regular":
+            _add_into(result, contribution(container))
+    sidecars_so_far: dict = {}
+    init_peak: dict = {}
+    for container in pod.containers:
+        if container.kind == "regular":
+            continue
+        resources = contribution(container)
+        if container.kind == "sidecar":
+            _add_into(result, resources)
+            _add_into(sidecars_so_far, resources)
+            _max_into(init_peak, sidecars_so_far)
+        else:
+            during_init = dict(sidecars_so_far)
+            _add_into(during_init, resources)
+            _max_into(init_peak, during_init)
+    _max_into(result, init_peak)
+    return result
+
+
+def _minus_overhead(resources: Optional[ResourceMap], overhead: Optional[ResourceMap]) -> Optional[ResourceMap]:
+    """``subtractResourceList``: subtract overhead from the resources present, clamped at 0 (§1.5)."""
+    if resources is None or overhead is None:
+        return resources
+    result = dict(resources)
+    for name, value in overhead.items():
+        if name in result:
+            result[name] = max2(result[name] - value, 0)
+    return result
+
+
+def _is_pod_level_resource(name: str) -> bool:
+    """cpu, memory and hugepages-* can be set at pod level (``IsSupportedPodLevelResource``, §1.5)."""
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
+
+
+def _names_pod_level_resource(resources: Optional[ResourceMap]) -> bool:
+    return any(_is_pod_level_resource(name) for name in (resources or {}))
+
+
+def _apply_pod_level(result: dict, effective: Optional[ResourceMap]) -> None:
+    """``applyPodLevelResources``: a pod-level value replaces the container aggregate (§1.5)."""
+    for name, value in (effective or {}).items():
+        if _is_pod_level_resource(name):
+            result[name] = value
+
+
+def _check_rule(rule: str) -> None:
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+
+
+# --- requests --------------------------------------------------------------------------------------
+
+
+def _allocated_requests(container: Container, infeasible: bool) -> Optional[ResourceMap]:
+    """``containerAllocatedRequests``: allocated, else desired — except while Infeasible (§1.2)."""
+    if container.allocated is not None:
+        return container.allocated
+    return None if infeasible else container.requests
+
+
+def _actual_requests(container: Container, infeasible: bool) -> Optional[ResourceMap]:
+    """``containerActuatedRequests``: actual, else allocated, else desired — except while Infeasible (§1.2)."""
+    if container.actual is not None:
+        return container.actual
+    if container.allocated is not None:
+        return container.allocated
+    return None if infeasible else container.requests
+
+
+def _container_requests_v136(container: Container, infeasible: bool) -> Optional[ResourceMap]:
+    """``determineContainerReqs`` of v1.33–v1.36 (§1.2): a regular or sidecar container with
+    ``status.resources`` counts at ``combine_totals`` of its own values; otherwise its desired."""
+    if container.kind == "init" or not container.has_status_resources:
+        return container.requests
+    return _combine_maps(container.requests, container.allocated, container.actual, infeasible)
+
+
+def _aggregate_requests(pod: Pod, *, use_status_resources: bool, rule: str, pod_level_vertical_scaling: bool) -> dict:
+    """``AggregateContainerRequests`` (reference §1.2, §1.4)."""
+    if not use_status_resources:
+        return _aggregate(pod, lambda c: c.requests)
+    infeasible = is_resize_infeasible(pod)
+    if rule == "v1.36":
+        return _aggregate(pod, lambda c: _container_requests_v136(c, infeasible))
+    desired_total = _aggregate(pod, lambda c: c.requests)
+    if pod_level_vertical_scaling and pod.pod_allocated is not None and pod.pod_actual is not None:
+        # The pod-level status maps already hold the aggregates over all containers (§1.2).
+        allocated_total, actual_total = pod.pod_allocated, pod.pod_actual
+    else:
+        allocated_total = _aggregate(pod, lambda c: _allocated_requests(c, infeasible))
+        actual_total = _aggregate(pod, lambda c: _actual_requests(c, infeasible))
+    return _combine_maps(desired_total, allocated_total, actual_total, infeasible)
+
+
+def pod_requests(pod: Pod, *, use_status_resources: bool = True, rule: str = "v1.37",
+                 pod_level_vertical_scaling: bool = False, exclude_overhead: bool = False) -> dict:
+    """``PodRequests``: the pod's effective requests (reference §1.2, §1.4, §1.5).
+
+    ``use_status_resources`` is on for assigned pods in the scheduler cache and off for the pod
+    being scheduled (§1.6). ``rule`` is ``"v1.37"`` (max of sums) or ``"v1.36"`` (sum of maxes).
+    ``pod_level_vertical_scaling`` is the ``InPlacePodLevelResourcesVerticalScaling`` option: with
+    status resources on, pod-level status maps stand in for the container totals (v1.37 rule only)
+    and pod-level requests resize in place (both rules; §1.5). Overhead is added at the end unless
+    ``exclude_overhead``. Returns only resources that something contributed.
+    """
+    _check_rule(rule)
+    result = _aggregate_requests(pod, use_status_resources=use_status_resources, rule=rule,
+                                 pod_level_vertical_scaling=pod_level_vertical_scaling)
+    if _names_pod_level_resource(pod.pod_requests):  # IsPodLevelRequestsSet
+        effective = pod.pod_requests
+        if (pod_level_vertical_scaling and use_status_resources
+                and (pod.has_status_resources or pod.pod_allocated is not None)):
+            # effectivePodLevelResources: max(spec, status − overhead, allocated − overhead);
+            # the spec is dropped while the resize is Infeasible (§1.5).
+            effective = _combine_maps(pod.pod_requests,
+                                      _minus_overhead(pod.pod_allocated, pod.overhead),
+                                      _minus_overhead(pod.pod_actual, pod.overhead),
+                                      is_resize_infeasible(pod))
+        _apply_pod_level(result, effective)
+    if not exclude_overhead:
+        _add_into(result, pod.overhead)
+    return result
+
+
+# --- limits ----------------------------------------------------------------------------------------
+
+
+def _actual_limits(container: Container, infeasible: bool) -> Optional[ResourceMap]:
+    """``containerActuatedLimits``: actual limits, else desired — except while Infeasible (§1.3)."""
+    if container.actual_limits is not None:
+        return container.actual_limits
+    return None if infeasible else container.limits
+
+
+def _container_limits_v136(container: Container, infeasible: bool) -> Optional[ResourceMap]:
+    """``determineContainerLimits`` of v1.33–v1.36 (§1.3): gated on ``status.resources`` like requests."""
+    if container.kind == "init" or not container.has_status_resources:
+        return container.limits
+    return _combine_maps(container.limits, None, container.actual_limits, infeasible)
+
+
+def _aggregate_limits(pod: Pod, *, use_status_resources: bool, rule: str, pod_level_vertical_scaling: bool) -> dict:
+    """``AggregateContainerLimits`` (reference §1.3): desired and actual only — allocated limits
+    are not published per container, so that state contributes nothing."""
+    if not use_status_resources:
+        return _aggregate(pod, lambda c: c.limits)
+    infeasible = is_resize_infeasible(pod)
+    if rule == "v1.36":
+        return _aggregate(pod, lambda c: _container_limits_v136(c, infeasible))
+    desired_total = _aggregate(pod, lambda c: c.limits)
+    if pod_level_vertical_scaling and pod.pod_actual_limits is not None:
+        actual_total = pod.pod_actual_limits
+    else:
+        actual_total = _aggregate(pod, lambda c: _actual_limits(c, infeasible))
+    return _combine_maps(desired_total, None, actual_total, infeasible)
+
+
+def pod_limits(pod: Pod, *, use_status_resources: bool = True, rule: str = "v1.37",
+               pod_level_vertical_scaling: bool = False) -> dict:
+    """``PodLimits``: the pod's effective limits (reference §1.3, §1.5; cases C-7b, C-9–C-12).
+
+    Same scheme as ``pod_requests`` with two states (desired, actual): ``max(desired, actual)``,
+    or the actual limits while Infeasible. Pod-level limits replace the aggregate when pod-level
+    resources are set; overhead is added only to limits that are present and non-zero.
+    """
+    _check_rule(rule)
+    result = _aggregate_limits(pod, use_status_resources=use_status_resources, rule=rule,
+                               pod_level_vertical_scaling=pod_level_vertical_scaling)
+    if _names_pod_level_resource(pod.pod_requests) or _names_pod_level_resource(pod.pod_limits):  # IsPodLevelResourcesSet
+        effective = pod.pod_limits
+        if pod_level_vertical_scaling and use_status_resources and pod.has_status_resources:
+            effective = _combine_maps(pod.pod_limits, None,
+                                      _minus_overhead(pod.pod_actual_limits, pod.overhead),
+                                      is_resize_infeasible(pod))
+        _apply_pod_level(result, effective)
+    for name, value in (pod.overhead or {}).items():
+        if name in result:
+            result[name] = ite(result[name] != 0, result[name] + value, result[name])
+    return result

@@ -1,0 +1,287 @@
+"""The kube-scheduler's actions: scheduling cycles for pending pods and, with KEP-5836, the
+restricted cycle of a Deferred pod on its own node (reference §3, §4).
+
+A cycle pops the pod at the head of activeQ (``at_head``: PrioritySort; pods of equal priority in
+any order). A pending pod that fits is bound (``BindPod``); one that fits nowhere preempts
+(``PreemptForPod``: victims evicted, ``nominatedNodeName`` set) or waits in the unschedulable pool
+(``PodUnschedulable``). A Deferred pod whose resize fits in the scheduler's view is parked for the
+kubelet (``ParkDeferredPod``); one that does not fit preempts on its own node
+(``PreemptForResize``, no ``nominatedNodeName`` in the alpha) or waits (``ResizeUnschedulable``).
+``FlushUnschedulablePod`` is the periodic flush of the unschedulable pool (5 minutes: time is
+abstract, it may happen at any time).
+
+Left out: PodDisruptionBudgets, extenders, scoring (every fitting node is a legitimate choice),
+the backoff queue (folded into activeQ).
+"""
+
+from __future__ import annotations
+
+from kepcheck.spec.vocabulary import Phase, Queue
+
+from kepcheck.model.context import Context, overridable
+from kepcheck.model.expr import and_, any_, is_false, not_, or_, vle
+from kepcheck.model.informer import released_from_unschedulable_pool
+from kepcheck.model.memo import per_state
+from kepcheck.model.preemption import chosen_node, select_victims
+from kepcheck.model.state import NO_NODE, NO_POD, State
+from kepcheck.model.step import Action, is_deferred, set_pod, update
+from kepcheck.model.views import fits_deferred_pod, fits_new_pod
+
+__all__ = ["at_head", "resize_preemption_eligible", "double_preemption_guard_allows", "resize_claimant_fields",
+           "bind_pod", "preempt_for_pod", "pod_unschedulable", "park_deferred_pod", "preempt_for_resize",
+           "resize_unschedulable", "flush_unschedulable_pod"]
+
+
+def at_head(ctx: Context, state: State, claimant: int):
+    """The next scheduling cycle may pop ``claimant``: it is in activeQ and no pod of higher
+    priority is (PrioritySort; pods of equal priority in any order)."""
+    priority = ctx.priorities[claimant]
+    active = state.pods[claimant].queue == Queue.ACTIVE
+    if is_false(active):
+        return False
+    return and_(active, *(state.pods[j].queue != Queue.ACTIVE for j in ctx.pod_range if ctx.priorities[j] > priority))
+
+
+def _victims_terminating_on(ctx: Context, state: State, claimant: int, node):
+    """A lower-priority pod on ``node`` is terminating because of preemption (reference §3.3
+    'Eligibility': the preemptor waits for its nominated node's victims)."""
+    priority = ctx.priorities[claimant]
+    return any_(
+        and_(pod.phase == Phase.TERMINATING, pod.node == node, pod.preempted_by != NO_POD)
+        for i, pod in enumerate(state.pods) if ctx.priorities[i] < priority
+    )
+
+
+def _pending_pod_eligible(ctx: Context, state: State, claimant: int):
+    """PodEligibleToPreemptOthers for a pending pod (reference §3.3)."""
+    if ctx.never_preempts[claimant]:
+        return False
+    nominated = state.pods[claimant].nominated
+    return or_(nominated == NO_NODE, not_(_victims_terminating_on(ctx, state, claimant, nominated)))
+
+
+def resize_preemption_eligible(ctx: Context, state: State, claimant: int):
+    """May this Deferred pod preempt now? ``preemptionPolicy: Never`` forbids it (reference §4.3
+    (10)); the double-preemption guard of the variant may make it wait (reference §4.6)."""
+    if ctx.never_preempts[claimant]:
+        return False
+    return double_preemption_guard_allows(ctx, state, claimant)
+
+
+@overridable
+def double_preemption_guard_allows(ctx: Context, state: State, claimant: int):
+    """The variant's double-preemption guard lets the Deferred pod preempt now (reference §4.6)."""
+    pod = state.pods[claimant]
+    guard = ctx.variant.double_preemption_guard
+    if guard == "none":
+        return True
+    if guard == "in-memory":
+        return not_(and_(pod.tracking, any_(and_(other.phase == Phase.TERMINATING, other.preempted_by == claimant)
+                                            for other in state.pods)))
+    if guard == "nominated-node-name":
+        return or_(pod.nominated != pod.node, not_(_victims_terminating_on(ctx, state, claimant, pod.node)))
+    return not_(_victims_terminating_on(ctx, state, claimant, pod.node))  # node-name-as-nomination
+
+
+class _PendingCycle:
+    """What one scheduling cycle computes for a pending pod: fit per node, and per node the
+    preemption candidate and its victims (reference §3.2-§3.4)."""
+
+    def __init__(self, ctx: Context, state: State, claimant: int):
+        pod = state.pods[claimant]
+        self.fits = [fits_new_pod(ctx, state, claimant, n) for n in ctx.node_range]
+        self.any_fit = or_(*self.fits)
+        nominated_fits = or_(*(and_(pod.nominated == n, fit) for n, fit in enumerate(self.fits)))
+        # a pod whose nominated node fits goes there; otherwise any fitting node
+        self.may_bind = [and_(fit, or_(pod.nominated == n, not_(nominated_fits))) for n, fit in enumerate(self.fits)]
+        self._ctx, self._state, self._claimant = ctx, state, claimant
+        self._options = None
+
+    def options(self) -> dict:
+        """node -> (candidate, victims) for every node the claimant could preempt on."""
+        if self._options is None:
+            ctx, state, claimant = self._ctx, self._state, self._claimant
+            desired = state.pods[claimant].desired
+            eligible = _pending_pod_eligible(ctx, state, claimant)
+            options = {}
+            for node in ctx.node_range:
+                resolvable = and_(eligible, vle(desired, ctx.allocatable[node]))  # P-6: never a candidate otherwise
+                if is_false(resolvable):
+                    continue
+                candidate, victims = select_victims(ctx, state, claimant, node, fits_new_pod)
+                candidate = and_(resolvable, candidate)
+                if not is_false(candidate):
+                    options[node] = (candidate, victims)
+            self._options = options
+        return self._options
+
+    def can_preempt(self):
+        return or_(*(candidate for candidate, _ in self.options().values()))
+
+
+@per_state
+def _pending_cycles(ctx: Context, state: State) -> list:
+    """(claimant, head-and-pending condition, cycle) for each pod the scheduler may pop as pending."""
+    cycles = []
+    for claimant in ctx.pod_range:
+        pending = state.pods[claimant].phase == Phase.PENDING
+        if is_false(pending):
+            continue
+        base = and_(at_head(ctx, state, claimant), pending)
+        if not is_false(base):
+            cycles.append((claimant, base, _PendingCycle(ctx, state, claimant)))
+    return cycles
+
+
+def _evict(ctx: Context, state: State, claimant: int, node, victims: dict) -> list:
+    """prepareCandidate: delete victims with DisruptionTarget, clear lower-priority nominations on
+    the node (reference §3.3 'Execution', §7.4 P-5). Returns ``update`` changes."""
+    changes = []
+    for victim, condition in victims.items():
+        pod = state.pods[victim]
+        live = and_(condition, or_(pod.phase == Phase.BOUND, pod.phase == Phase.RUNNING))
+        if not is_false(live):
+            changes.append((victim, live, dict(phase=Phase.TERMINATING, preempted_by=claimant, queue=Queue.NOT_QUEUED)))
+    for i, pod in enumerate(state.pods):
+        if ctx.priorities[i] < ctx.priorities[claimant]:
+            nominated_here = and_(pod.phase == Phase.PENDING, pod.nominated == node)
+            if not is_false(nominated_here):
+                changes.append((i, nominated_here, dict(nominated=NO_NODE)))
+    return changes
+
+
+def bind_pod(ctx: Context, state: State):
+    """Scheduling cycle for a pending pod that fits: assume and bind (reference §3.2)."""
+    for claimant, base, cycle in _pending_cycles(ctx, state):
+        for node in ctx.node_range:
+            guard = and_(base, cycle.may_bind[node])
+            if is_false(guard):
+                continue
+            after = set_pod(state, claimant, phase=Phase.BOUND, node=node, queue=Queue.NOT_QUEUED, nominated=NO_NODE)
+            yield Action("BindPod", (("pod", ctx.names[claimant]), ("node", ctx.node_names[node]))), guard, after
+
+
+def preempt_for_pod(ctx: Context, state: State):
+    """Scheduling cycle for a pending pod that fits nowhere: PostFilter evicts victims and sets
+    nominatedNodeName (reference §3.3)."""
+    for claimant, base, cycle in _pending_cycles(ctx, state):
+        base = and_(base, not_(cycle.any_fit))
+        if is_false(base):
+            continue
+        options = cycle.options()
+        for node in options:
+            guard = and_(base, chosen_node(ctx, options, node))
+            if is_false(guard):
+                continue
+            changes = _evict(ctx, state, claimant, node, options[node][1])
+            changes.append((claimant, True, dict(nominated=node, queue=Queue.UNSCHEDULABLE)))
+            action = Action("PreemptForPod", (("pod", ctx.names[claimant]), ("node", ctx.node_names[node])))
+            yield action, guard, update(state, changes)
+
+
+def pod_unschedulable(ctx: Context, state: State):
+    """Scheduling cycle for a pending pod that fits nowhere and cannot preempt: it goes to the
+    unschedulable pool (reference §3.1)."""
+    for claimant, base, cycle in _pending_cycles(ctx, state):
+        base = and_(base, not_(cycle.any_fit))
+        if is_false(base):
+            continue
+        guard = and_(base, not_(cycle.can_preempt()))
+        if is_false(guard):
+            continue
+        after = set_pod(state, claimant, queue=Queue.UNSCHEDULABLE)
+        yield Action("PodUnschedulable", (("pod", ctx.names[claimant]),)), guard, after
+
+
+@per_state
+def _deferred_cycles(ctx: Context, state: State) -> list:
+    """(claimant, condition, fits) for each pod the scheduler may pop as a Deferred resize."""
+    cycles = []
+    for claimant in ctx.pod_range:
+        deferred = is_deferred(state.pods[claimant])
+        if is_false(deferred):
+            continue
+        base = and_(at_head(ctx, state, claimant), deferred)
+        if not is_false(base):
+            cycles.append((claimant, base, fits_deferred_pod(ctx, state, claimant)))
+    return cycles
+
+
+@per_state
+def _resize_victims(ctx: Context, state: State, claimant: int):
+    """(candidate, victims) for a Deferred pod on its own node (reference §4.3 (3)-(5), §4.4)."""
+    eligible = resize_preemption_eligible(ctx, state, claimant)
+    if is_false(eligible):
+        return False, {}
+    candidate, victims = select_victims(ctx, state, claimant, state.pods[claimant].node, fits_deferred_pod)
+    return and_(eligible, candidate), victims
+
+
+def park_deferred_pod(ctx: Context, state: State):
+    """Restricted cycle for a Deferred pod whose resize fits its node: Permit rejects it with
+    "pod resize fits, waiting for Kubelet actuation" and it is parked (reference §4.4, §7.3 S-21)."""
+    for claimant, base, fits in _deferred_cycles(ctx, state):
+        guard = and_(base, fits)
+        if is_false(guard):
+            continue
+        after = set_pod(state, claimant, queue=Queue.UNSCHEDULABLE)
+        yield Action("ParkDeferredPod", (("pod", ctx.names[claimant]),)), guard, after
+
+
+@overridable
+def resize_claimant_fields(ctx: Context, state: State, claimant: int) -> dict:
+    """What the scheduler writes and keeps for a Deferred pod it preempted for: it waits in the
+    unschedulable pool, carries the promise of its desired size (a ghost field for the properties),
+    and, per the variant, an in-memory assume of that size, victims tracked in memory, or its own
+    node as nominatedNodeName (reference §4.3 (5), §4.6)."""
+    pod = state.pods[claimant]
+    fields = dict(queue=Queue.UNSCHEDULABLE, promised=pod.desired)
+    if ctx.variant.reservation == "assume":
+        fields["assumed"] = pod.desired
+    if ctx.variant.double_preemption_guard == "in-memory":
+        fields["tracking"] = True
+    if ctx.variant.double_preemption_guard == "nominated-node-name":
+        fields["nominated"] = pod.node
+    return fields
+
+
+def preempt_for_resize(ctx: Context, state: State):
+    """Restricted cycle for a Deferred pod that does not fit: DefaultPreemption evicts victims on
+    its own node; nominatedNodeName is never set in the alpha (reference §4.3 (5), (9), §7.3 S-1)."""
+    for claimant, base, fits in _deferred_cycles(ctx, state):
+        base = and_(base, not_(fits))
+        if is_false(base):
+            continue
+        candidate, victims = _resize_victims(ctx, state, claimant)
+        guard = and_(base, candidate)
+        if is_false(guard):
+            continue
+        changes = _evict(ctx, state, claimant, state.pods[claimant].node, victims)
+        changes.append((claimant, True, resize_claimant_fields(ctx, state, claimant)))
+        yield Action("PreemptForResize", (("pod", ctx.names[claimant]),)), guard, update(state, changes)
+
+
+def resize_unschedulable(ctx: Context, state: State):
+    """Restricted cycle for a Deferred pod that does not fit and cannot preempt (no strictly
+    lower-priority victims that suffice, preemptionPolicy Never, or the double-preemption guard):
+    it waits in the unschedulable pool (reference §4.3 (5), §7.3 S-3)."""
+    for claimant, base, fits in _deferred_cycles(ctx, state):
+        base = and_(base, not_(fits))
+        if is_false(base):
+            continue
+        candidate, _ = _resize_victims(ctx, state, claimant)
+        guard = and_(base, not_(candidate))
+        if is_false(guard):
+            continue
+        after = set_pod(state, claimant, queue=Queue.UNSCHEDULABLE)
+        yield Action("ResizeUnschedulable", (("pod", ctx.names[claimant]),)), guard, after
+
+
+def flush_unschedulable_pod(ctx: Context, state: State):
+    """The periodic flush moves a pod that waited long enough in the unschedulable pool back to
+    the active queue (5 minutes; reference §3.1, §7.4 P-8)."""
+    for i, pod in enumerate(state.pods):
+        guard = released_from_unschedulable_pool(ctx, pod, True)
+        if is_false(guard):
+            continue
+        yield Action("FlushUnschedulablePod", (("pod", ctx.names[i]),)), guard, set_pod(state, i, queue=Queue.ACTIVE)

@@ -1,0 +1,74 @@
+"""The actions of users and controllers: the environment around a resize (DESIGN.md §2).
+
+Each is bounded by the scenario's menu (``environment``: each entry happens at most once) and by
+``maxEvents``; users and controllers are never assumed fair (``spec/fairness.py``).
+
+Left out: a controller recreating evicted pods, node add/remove and allocatable changes.
+"""
+
+from __future__ import annotations
+
+from kepcheck.spec.vocabulary import Phase, Queue
+
+from kepcheck.model.context import Context
+from kepcheck.model.expr import and_, is_false, ite, not_, or_, veq, vzero
+from kepcheck.model.state import NO_NODE, State
+from kepcheck.model.step import Action, is_running, menu, set_pod, update, use_event, within_budget
+
+__all__ = ["request_resize", "create_pod", "delete_pod", "restart_scheduler"]
+
+
+def request_resize(ctx: Context, state: State):
+    """A user PATCHes the pod's /resize subresource: desired changes (reference §2.1, §2.5).
+
+    Requests above the node's allocatable are rejected by the API server since v1.36 and never
+    reach the pod; the scenario loader refuses them.
+    """
+    for event_index, event in menu(ctx, "resize"):
+        pod = state.pods[event.pod]
+        guard = and_(within_budget(ctx, state, event_index), is_running(pod), not_(veq(pod.desired, event.requests)))
+        if is_false(guard):
+            continue
+        after = set_pod(use_event(state, event_index), event.pod, desired=event.requests, observed=False)
+        action = Action("RequestResize", (("pod", ctx.names[event.pod]), ("requests", f"[{ctx.format(event.requests)}]")))
+        yield action, guard, after
+
+
+def create_pod(ctx: Context, state: State):
+    """A controller creates a pending pod (an arrival of the scenario)."""
+    for event_index, event in menu(ctx, "arrival"):
+        guard = and_(within_budget(ctx, state, event_index), state.pods[event.pod].phase == Phase.ABSENT)
+        if is_false(guard):
+            continue
+        after = set_pod(use_event(state, event_index), event.pod, phase=Phase.PENDING, queue=Queue.ACTIVE)
+        yield Action("CreatePod", (("pod", ctx.names[event.pod]),)), guard, after
+
+
+def delete_pod(ctx: Context, state: State):
+    """A user deletes a pod: a pending pod disappears, a pod on a node starts terminating."""
+    for event_index, event in menu(ctx, "deletion"):
+        pod = state.pods[event.pod]
+        pending = pod.phase == Phase.PENDING
+        guard = and_(within_budget(ctx, state, event_index),
+                     or_(pending, pod.phase == Phase.BOUND, pod.phase == Phase.RUNNING))
+        if is_false(guard):
+            continue
+        after = set_pod(use_event(state, event_index), event.pod, phase=ite(pending, Phase.GONE, Phase.TERMINATING),
+                        queue=Queue.NOT_QUEUED, nominated=ite(pending, NO_NODE, pod.nominated))
+        yield Action("DeletePod", (("pod", ctx.names[event.pod]),)), guard, after
+
+
+def restart_scheduler(ctx: Context, state: State):
+    """The kube-scheduler restarts: its queue and in-memory state are lost; on start-up the AddPod
+    handler re-enqueues pending and Deferred pods (reference §4.3 (1), §7.3 S-17)."""
+    for event_index, _ in menu(ctx, "restart"):
+        guard = within_budget(ctx, state, event_index)
+        if is_false(guard):
+            continue
+        zero = vzero(ctx.width)
+        changes = [
+            (i, True, dict(queue=ite(pod.phase == Phase.PENDING, Queue.ACTIVE, Queue.NOT_QUEUED), assumed=zero,
+                           tracking=False))
+            for i, pod in enumerate(state.pods)
+        ]
+        yield Action("RestartScheduler"), guard, update(use_event(state, event_index), changes)
