@@ -162,9 +162,10 @@ def machine_facts() -> dict:
 
 def select_scenarios(wanted: list[str] | None) -> list[tuple[str, str, str]]:
     """``(name, source file, group)`` for every scenario to run."""
-    from kepcheck.spec.scenarios import default_scenarios, load_scenario
+    from kepcheck.spec.scenarios import SCENARIO_DIR, default_scenarios, load_scenario
 
-    available = [(s.name, s.source, "default") for s in default_scenarios()]
+    # a shipped scenario's source names it inside the package (spec/scenarios/...): load it from there
+    available = [(s.name, str(SCENARIO_DIR / Path(s.source).name), "default") for s in default_scenarios()]
     available += [(load_scenario(p).name, str(p), "bench") for p in sorted(BENCH_SCENARIOS.glob("*.yaml"))]
     if not wanted:
         return available

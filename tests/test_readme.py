@@ -37,3 +37,12 @@ def test_readme_quotes_replay_lines():
 def test_replay_lines_in_readme_replay(line, capsys):
     argv = shlex.split(line)[1:]
     assert cli.main(argv) == 0, capsys.readouterr().err
+
+
+def test_layout_names_every_module():
+    """The README's layout section lists every module of the package by its file name."""
+    layout = README[README.index("## Layout"):README.index("## Performance")]
+    package = Path(__file__).parent.parent / "kepcheck"
+    missing = [str(path.relative_to(package)) for path in sorted(package.rglob("*.py"))
+               if path.name not in ("__init__.py", "__main__.py") and path.name not in layout]
+    assert not missing, missing

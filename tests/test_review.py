@@ -1,11 +1,11 @@
-"""The design review artifacts (checks/review.py): trace reports, ITF files, the review report,
-the lifecycle diagram, action coverage and variant diffs.
+"""The design review artifacts (checks/review.py, trace_report.py, lifecycle.py): trace reports, ITF
+files, the review report, the lifecycle diagram, action coverage and variant diffs.
 
 One full ``run_checks`` over every default scenario × variant × property is made per session
 (module fixture ``full``); everything else uses a two-scenario run. Mermaid blocks get a structural
 check in Python always, and a real parse with mermaid (``mermaid.parse``, Node + jsdom) when Node
-and the npm packages are installed (``KEPCHECK_MERMAID_DIR``, default ``/tmp/mm``: ``npm install
---prefix /tmp/mm mermaid@11 jsdom``); otherwise that test is skipped with the reason. ITF files are
+and the npm packages are installed (``KEPCHECK_MERMAID_DIR``, default ``.cache/mermaid`` of the
+checkout, where ``make test`` installs them); otherwise that test is skipped with the reason. ITF files are
 validated with ``jsonschema`` when it is installed, else with the small validator below.
 
 Golden files (tests/golden/) are rewritten with ``KEPCHECK_UPDATE_GOLDEN=1``.
@@ -39,7 +39,7 @@ from kepcheck.model.actions import ACTION_NAMES
 GOLDEN = Path(__file__).parent / "golden"
 SMALL_SCENARIOS = ("competing-resizes", "later-competing-resize")
 SMALL_VARIANTS = ("alpha-1.37", "kubelet-aligned")
-MERMAID_DIR = Path(os.environ.get("KEPCHECK_MERMAID_DIR", "/tmp/mm"))
+MERMAID_DIR = Path(os.environ.get("KEPCHECK_MERMAID_DIR", Path(__file__).parent.parent / ".cache" / "mermaid"))
 
 
 # --- fixtures --------------------------------------------------------------------------------------

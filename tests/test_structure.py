@@ -115,6 +115,8 @@ def test_no_machine_path_in_any_tracked_file():
         pytest.skip("not a git checkout")
     found = []
     for name in listed.stdout.splitlines():
+        if name == "tests/test_structure.py":  # this file names the patterns it looks for
+            continue
         path = ROOT / name
         try:
             text = path.read_text(encoding="utf-8")

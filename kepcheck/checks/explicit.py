@@ -18,6 +18,7 @@ from kepcheck.checks.liveness import check_liveness
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult
 from kepcheck.checks.search import Exploration, explore, kep_system
 from kepcheck.model.context import Context
+from kepcheck.model.memo import caching
 from kepcheck.model.symmetry import make_representative
 
 __all__ = ["check_explicit", "judge", "ENGINE"]
@@ -54,10 +55,11 @@ def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES
     """
     properties = list(properties)
     liveness = [p for p in properties if p.kind == EVENTUALLY]
-    exploration = explore(kep_system(ctx, properties), max_states=max_states, timeout=timeout,
-                          symmetry=None if liveness else symmetry, progress=progress, keep_graph=bool(liveness),
-                          step_hook=step_hook)
-    judged = {r.property: r for r in check_liveness(ctx, exploration, liveness, fairness=fairness)} if liveness else {}
+    with caching(ctx):  # one set of caches for the search and the liveness judgement on its graph
+        exploration = explore(kep_system(ctx, properties), max_states=max_states, timeout=timeout,
+                              symmetry=None if liveness else symmetry, progress=progress, keep_graph=bool(liveness),
+                              step_hook=step_hook)
+        judged = {r.property: r for r in check_liveness(ctx, exploration, liveness, fairness=fairness)} if liveness else {}
     return [judged[spec.name] if spec.name in judged else judge(ctx, exploration, spec) for spec in properties]
 
 

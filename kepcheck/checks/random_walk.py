@@ -51,7 +51,7 @@ from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, 
 from kepcheck.checks.differential import DIFFERENTIAL_CHECKS, Check, walk_checks
 from kepcheck.checks.engine import Budget, EngineOptions
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
-from kepcheck.model.actions import next_steps
+from kepcheck.model.actions import find_step, next_steps
 from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
 from kepcheck.model.memo import caching
@@ -220,10 +220,10 @@ def _first_violation(ctx: Context, check: Check, labels: list[str]) -> int | Non
     if check.scope == "state" and not check.predicate(ctx, state):
         return 0
     for taken, label in enumerate(labels, start=1):
-        step = next(((a, s) for a, s in next_steps(ctx, state) if a.label() == label), None)
-        if step is None:
+        try:
+            action, after = find_step(ctx, state, label)
+        except ValueError:  # the label is not enabled here
             return None
-        action, after = step
         if check.scope == "state":
             if not check.predicate(ctx, after):
                 return taken

@@ -15,7 +15,7 @@ from kepcheck.spec.manifest import Manifest
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
 from kepcheck.spec.variants import VARIANTS
 
-from kepcheck.checks.describe import describe_trace
+from kepcheck.checks.describe import describe_trace, itf_state
 from kepcheck.checks.result import CheckResult, Trace
 from kepcheck.model.context import Context
 
@@ -76,7 +76,7 @@ def trace_to_itf(ctx: Context, trace: Trace, description: str = "") -> dict:
             "units": list(ctx.scenario.units),
         },
         "vars": ["pods", "kubeletRetryDue"],
-        "states": [step.itf for step in describe_trace(ctx, trace)],
+        "states": [itf_state(ctx, state, action, index) for index, (action, state) in enumerate(trace.steps)],
     }
     if trace.loop is not None:
         document["loop"] = trace.loop

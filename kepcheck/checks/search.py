@@ -104,6 +104,7 @@ class _Search:
         self.index: dict = {}
         self.states: list = []
         self.parents: list = []  # per state id: (parent id, action) or (-1, None)
+        self.actions: dict = {}  # every distinct action once: the parent links share them
         self.depths: list = []
         self.queue: deque = deque()
         # the properties not decided yet: (name, always?, predicate); a decided one is dropped
@@ -152,7 +153,7 @@ class _Search:
         state_id = len(self.states)
         self.index[state] = state_id
         self.states.append(state)
-        self.parents.append((parent, action))
+        self.parents.append((parent, self.actions.setdefault(action, action)))
         self.depths.append(self.depths[parent] + 1 if parent >= 0 else 0)
         self.queue.append(state_id)
         if self.graph is not None:
@@ -176,7 +177,7 @@ class _Search:
             if target is None:
                 return
             if self.graph is not None:
-                self.graph.add_edge(current, target, key=action)
+                self.graph.add_edge(current, target, key=self.actions.setdefault(action, action))
         if enabled == 0:
             self.result.deadlocks += 1
 

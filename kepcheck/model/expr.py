@@ -31,7 +31,6 @@ __all__ = [
     "vmax",
     "vmin",
     "vle",
-    "vlt_any",
     "veq",
     "vpos",
     "vsum",
@@ -193,11 +192,6 @@ def vle(a: Sequence, b: Sequence) -> Any:
                 return False
         return True
     return and_(*(x <= y for x, y in zip(a, b)))
-
-
-def vlt_any(a: Sequence, b: Sequence) -> Any:
-    """Some resource of ``a`` is below ``b`` (the negation of ``vle(b, a)``)."""
-    return not_(vle(b, a))
 
 
 def veq(a: Sequence, b: Sequence) -> Any:

@@ -26,7 +26,7 @@ from kepcheck.spec.vocabulary import Phase, Queue
 
 from kepcheck.model.context import Context, overridable
 from kepcheck.model.expr import and_, any_, is_false, ite, not_, or_, pick, veq, vzero
-from kepcheck.model.memo import differs, of_values
+from kepcheck.model.memo import of_values
 from kepcheck.model.state import NO_NODE, PodState, State, evolve
 from kepcheck.model.step import is_deferred, is_running
 from kepcheck.model.views import assigned, scheduler_footprint
@@ -40,7 +40,7 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
         return _handle(ctx, after, range(len(after.pods)), {}, False, [], skip_unchanged=False)
     updated, own_changes, shrunk_terms, changed = [], {}, [], []
     for i, (old, new) in enumerate(zip(before.pods, after.pods)):
-        if not differs(old, new):
+        if old is new or old == new:  # memo.differs, inline: this loop runs for every pod of every step
             continue
         updated.append(i)
         terms, footprint_changed, own_changes[i] = pod_event(ctx, old, new)

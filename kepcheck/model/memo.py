@@ -49,15 +49,22 @@ _RECENT_STATES = 4  # per-state memos kept: the state being expanded stays while
 class Memo:
     """The cache tables of one exploration of one context."""
 
-    __slots__ = ("ctx", "concrete", "values", "recent", "views", "last_step")
+    __slots__ = ("ctx", "concrete", "tables", "recent", "views", "last_step")
 
     def __init__(self, ctx, concrete: bool = True):
         self.ctx = ctx
         self.concrete = concrete
-        self.values: dict = {}  # (function, key...) -> value
+        self.tables: dict = {}  # function -> {key: value}
         self.recent: list = []  # [(state, {key: value}), ...], most recent first
         self.views: dict = {}  # (node, the node's pods) -> a small number
         self.last_step: tuple = (None, None, ())  # (before, after, the pods the step changed)
+
+    def table(self, function) -> dict:
+        """The value-keyed table of one memoised function."""
+        table = self.tables.get(function)
+        if table is None:
+            table = self.tables[function] = {}
+        return table
 
     def state_table(self, state) -> dict:
         """The per-state table of this state object (kept for the few states asked about last)."""
@@ -98,14 +105,22 @@ class Memo:
 _ACTIVE: ContextVar = ContextVar("kepcheck-memo", default=None)
 
 
+_active = _ACTIVE.get  # the decorators below call it on every call: bound once
+
+
 def _memo(ctx) -> Memo | None:
-    memo = _ACTIVE.get()
+    memo = _active()
     return memo if memo is not None and memo.ctx is ctx else None
 
 
 @contextmanager
 def caching(ctx, concrete: bool = True) -> Iterator[Memo]:
-    """Memoise the model's functions for ``ctx`` inside the block (see the module docstring)."""
+    """Memoise the model's functions for ``ctx`` inside the block (see the module docstring). Inside
+    a block already caching for the same context and kind of state, the same tables are used."""
+    active = _memo(ctx)
+    if active is not None and active.concrete == concrete:
+        yield active
+        return
     token = _ACTIVE.set(Memo(ctx, concrete))
     try:
         yield _ACTIVE.get()
@@ -118,8 +133,8 @@ def per_state(function: Callable) -> Callable:
 
     @wraps(function)
     def memoised(ctx, state, *params):
-        memo = _memo(ctx)
-        if memo is None:
+        memo = _active()
+        if memo is None or memo.ctx is not ctx:
             return function(ctx, state, *params)
         table = memo.state_table(state)
         key = (function, params)
@@ -136,13 +151,13 @@ def of_values(function: Callable) -> Callable:
 
     @wraps(function)
     def memoised(ctx, *args):
-        memo = _memo(ctx)
-        if memo is None or not memo.concrete:
+        memo = _active()
+        if memo is None or memo.ctx is not ctx or not memo.concrete:
             return function(ctx, *args)
-        key = (function, args)
-        value = memo.values.get(key, _MISSING)
+        table = memo.table(function)
+        value = table.get(args, _MISSING)
         if value is _MISSING:
-            value = memo.values[key] = function(ctx, *args)
+            value = table[args] = function(ctx, *args)
         return value
 
     return memoised
@@ -150,7 +165,10 @@ def of_values(function: Callable) -> Callable:
 
 def _argument_key(args: tuple):
     """The arguments as part of a key: a ``removed`` map (pod -> condition) becomes its items."""
-    return tuple(tuple(arg.items()) if isinstance(arg, dict) else arg for arg in args)
+    for arg in args:
+        if type(arg) is dict:
+            return tuple(tuple(arg.items()) if type(arg) is dict else arg for arg in args)
+    return args
 
 
 def node_local(scope: Callable, *, transient: bool = False) -> Callable:
@@ -163,14 +181,15 @@ def node_local(scope: Callable, *, transient: bool = False) -> Callable:
     def decorate(function: Callable) -> Callable:
         @wraps(function)
         def memoised(ctx, state, *args):
-            memo = _memo(ctx)
-            if memo is None or not memo.concrete:
+            memo = _active()
+            if memo is None or memo.ctx is not ctx or not memo.concrete:
                 return function(ctx, state, *args)
             node, extra = scope(state, *args)
-            key = (function, _argument_key(args), extra, memo.view(state, node, transient))
-            value = memo.values.get(key, _MISSING)
+            key = (_argument_key(args), extra, memo.view(state, node, transient))
+            table = memo.table(function)
+            value = table.get(key, _MISSING)
             if value is _MISSING:
-                value = memo.values[key] = function(ctx, state, *args)
+                value = table[key] = function(ctx, state, *args)
             return value
 
         return memoised
@@ -184,10 +203,10 @@ def pod_values(ctx, state, function: Callable) -> list:
     memo = _memo(ctx)
     if memo is None or not memo.concrete:
         return [function(ctx, i, pod) for i, pod in enumerate(state.pods)]
-    values = memo.values
+    values = memo.table(function)
     result = []
     for i, pod in enumerate(state.pods):
-        key = (function, i, pod)
+        key = (i, pod)
         value = values.get(key, _MISSING)
         if value is _MISSING:
             value = values[key] = function(ctx, i, pod)
@@ -211,14 +230,15 @@ def changed_pods(ctx, before, after, function: Callable) -> list:
                 if differs(old, new)]
     last_before, last_after, pairs = memo.last_step
     if last_before is not before or last_after is not after:  # several properties judge the same step
-        pairs = [(i, old, new) for i, (old, new) in enumerate(zip(before.pods, after.pods)) if differs(old, new)]
+        pairs = [(i, old, new) for i, (old, new) in enumerate(zip(before.pods, after.pods))
+                 if old is not new and old != new]  # differs, inline
         memo.last_step = (before, after, pairs)
-    values = memo.values
+    values = memo.table(function)
     result = []
-    for i, old, new in pairs:
-        key = (function, i, old, new)
+    for key in pairs:  # (index, old, new)
+        i = key[0]
         value = values.get(key, _MISSING)
         if value is _MISSING:
-            value = values[key] = function(ctx, i, old, new)
+            value = values[key] = function(ctx, *key)
         result.append((i, value))
     return result

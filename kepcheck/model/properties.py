@@ -29,7 +29,7 @@ from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
 from kepcheck.model.step import Action, snake_case
 from kepcheck.model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
 
-__all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "predicate_for", "scheduler_grants",
+__all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "scheduler_grants",
            "kubelet_grants", "new_victims", "judges_states_only"]
 
 
@@ -260,10 +260,6 @@ PREDICATES = {
     for spec in PROPERTIES
     if spec.kind in (ALWAYS, SOMETIMES)
 }
-
-
-def predicate_for(name: str):
-    return PREDICATES[name]
 
 
 # --- eventually (liveness): premise and goal per pod ------------------------------------------------

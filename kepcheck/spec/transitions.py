@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from kepcheck.spec.vocabulary import Actor
 
-__all__ = ["ActionSpec", "ACTIONS", "action_spec", "Transition", "TRANSITIONS", "SHARED_SOURCES", "REMOVAL_STATUSES",
+__all__ = ["ActionSpec", "ACTIONS", "Transition", "TRANSITIONS", "SHARED_SOURCES", "REMOVAL_STATUSES",
            "RESIZE_REQUEST_ACTION"]
 
 
@@ -61,13 +61,6 @@ ACTIONS: tuple[ActionSpec, ...] = tuple(
                ("ActuateResize", "the runtime applies an allocated resize (actual := allocated)"),
                ("FinishTermination", "a terminating pod finishes its graceful termination and leaves the node"))
 )
-
-
-def action_spec(name: str) -> ActionSpec:
-    for spec in ACTIONS:
-        if spec.name == name:
-            return spec
-    raise KeyError(name)
 
 
 @dataclass(frozen=True)
