@@ -16,13 +16,13 @@ SYMMETRIC = ("--scenario", "additional-preemption", "--variant", "alpha-1.37")  
 def explorations(monkeypatch):
     """Counts the breadth-first searches started (``checks/search.py``)."""
     count = []
-    original = search._Search.run
+    original = search.Search.run
 
-    def counted(self):
+    def counted(self, *args, **kwargs):
         count.append(self)
-        return original(self)
+        return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(search._Search, "run", counted)
+    monkeypatch.setattr(search.Search, "run", counted)
     return count
 
 

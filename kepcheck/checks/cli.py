@@ -159,7 +159,9 @@ def _print_check(options, outcome, properties, scenarios, variants, started: flo
 
 
 def _engine_options(options) -> EngineOptions:
-    return EngineOptions(symmetry=not options.no_symmetry, fairness=select_fairness(options.fairness),
+    workers = {"workers": options.workers} if options.workers else {}
+    return EngineOptions(symmetry=not options.no_symmetry, fairness=select_fairness(options.fairness), core=options.core,
+                         **workers,
                          depth=options.depth, max_k=options.max_k, parametric=_parametric(options.parametric),
                          examples=options.examples, steps=options.steps, seed=options.seed, profile=options.profile)
 
@@ -261,6 +263,10 @@ def _check_parser(sub) -> None:
     check.add_argument("--steps", type=int, metavar="N", help="random: steps per walk (default: the profile's, ci 50)")
     check.add_argument("--seed", type=int, default=0, metavar="S", help="random: seed (default 0)")
     check.add_argument("--profile", default="ci", choices=("ci", "deep"), help="random: Hypothesis settings profile")
+    check.add_argument("--core", default="auto", choices=("auto", "interpreted", "vector"),
+                       help="explicit: the search core: interpreted, vector (the model compiled and evaluated over "
+                            "whole layers of states) or auto (default: interpreted, vector past 20,000 states)")
+    check.add_argument("--workers", type=int, metavar="N", help="explicit: cores the vector core uses (default: all)")
     check.add_argument("--max-states", type=int, metavar="N", help="state budget (verdicts become inconclusive)")
     check.add_argument("--timeout", type=float, metavar="S", help="time budget per scenario and variant, seconds")
     check.add_argument("--no-symmetry", action="store_true", help="explore without symmetry reduction "
@@ -305,7 +311,7 @@ COMMANDS = {"list": command_list, "check": command_check, "replay": command_repl
 
 def main(argv: list[str] | None = None) -> int:
     options = build_parser().parse_args(argv)
-    for name in ("max_states", "timeout", "depth", "max_k", "examples", "steps"):
+    for name in ("max_states", "timeout", "depth", "max_k", "examples", "steps", "workers"):
         value = getattr(options, name, None)
         if value is not None and value <= 0:
             print(f"kepcheck: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)

@@ -11,7 +11,8 @@ never loads Z3 or Hypothesis.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Callable, Protocol, Sequence
 
@@ -20,7 +21,15 @@ from kepcheck.spec.properties import PropertySpec
 from kepcheck.checks.result import CheckResult
 from kepcheck.model.context import Context
 
-__all__ = ["Budget", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine"]
+__all__ = ["Budget", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine", "default_workers"]
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,8 @@ class EngineOptions:
     symmetry: bool = True  # explicit: symmetry reduction (never for eventually-properties)
     fairness: tuple | None = None  # liveness: the fairness groups assumed (None: each property's own)
     on_step: Callable | None = None  # explicit: called as on_step(before, action, after) on every transition
+    core: str = "auto"  # explicit: interpreted, vector or auto (checks/hybrid.py)
+    workers: int = field(default_factory=lambda: default_workers())  # explicit: cores for the vector core
     depth: int = 10  # bmc: unrolling depth
     max_k: int = 3  # induction: largest k tried
     parametric: tuple | None = None  # bmc/induction: (low, high) for symbolic sizes

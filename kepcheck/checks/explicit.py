@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, PropertySpec
 
 from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.hybrid import HAND_OVER_AT, explore_kep
 from kepcheck.checks.liveness import check_liveness
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult
 from kepcheck.checks.search import Exploration, explore, kep_system
@@ -46,15 +47,26 @@ def judge(ctx: Context, exploration: Exploration, spec: PropertySpec) -> CheckRe
 
 def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, *, max_states: int | None = None,
                    timeout: float | None = None, symmetry: Callable | None = None, progress: Callable | None = None,
-                   fairness=None, step_hook: Callable | None = None) -> list[CheckResult]:
+                   fairness=None, step_hook: Callable | None = None, core: str = "interpreted",
+                   workers: int = 1) -> list[CheckResult]:
     """One ``CheckResult`` per property, from one exploration.
 
     ``eventually`` properties are judged by the liveness checker on the state graph; when any is
     selected the graph is kept and symmetry reduction is not applied (the premises and goals name
-    pods individually). ``fairness`` overrides the fairness groups each property assumes.
+    pods individually). ``fairness`` overrides the fairness groups each property assumes. ``core``:
+    ``interpreted`` (the search of ``checks/search.py`` throughout), ``vector`` (the vector core from
+    the initial state on) or ``auto`` (interpreted, handing over to the vector core past
+    ``checks.hybrid.HAND_OVER_AT`` states); the vector core is used only for a search without
+    eventually-properties or a step hook (``checks/hybrid.py``), and gives the same counts, verdicts
+    and traces; ``workers``: the cores the vector core expands a layer on.
     """
     properties = list(properties)
     liveness = [p for p in properties if p.kind == EVENTUALLY]
+    if core != "interpreted" and not liveness and step_hook is None:
+        exploration = explore_kep(ctx, properties, max_states=max_states, timeout=timeout, progress=progress,
+                                  symmetry=symmetry, hand_over_at=0 if core == "vector" else HAND_OVER_AT,
+                                  workers=workers)
+        return [judge(ctx, exploration, spec) for spec in properties]
     with caching(ctx):  # one set of caches for the search and the liveness judgement on its graph
         exploration = explore(kep_system(ctx, properties), max_states=max_states, timeout=timeout,
                               symmetry=None if liveness else symmetry, progress=progress, keep_graph=bool(liveness),
@@ -71,7 +83,8 @@ class ExplicitEngine:
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
         return check_explicit(ctx, properties, max_states=budget.max_states, timeout=budget.timeout,
                               symmetry=make_representative(ctx) if options.symmetry else None,
-                              fairness=options.fairness, step_hook=options.on_step)
+                              fairness=options.fairness, step_hook=options.on_step, core=options.core,
+                              workers=options.workers)
 
 
 ENGINE = ExplicitEngine()

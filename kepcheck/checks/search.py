@@ -38,7 +38,7 @@ from kepcheck.model.init import initial_state
 from kepcheck.model.memo import caching
 from kepcheck.model.properties import PREDICATES
 
-__all__ = ["Exploration", "TransitionSystem", "kep_system", "explore"]
+__all__ = ["Exploration", "TransitionSystem", "kep_system", "explore", "Search", "concretise"]
 
 
 @dataclass
@@ -93,8 +93,8 @@ def _decides(always: bool, value) -> bool:
     return (not value) if always else bool(value)
 
 
-class _Search:
-    """One breadth-first search (``explore``)."""
+class Search:
+    """One breadth-first search (``explore``; ``checks/hybrid.py`` drives one directly to hand it over)."""
 
     def __init__(self, system: TransitionSystem, max_states, timeout, keep_graph, symmetry, step_hook, progress):
         self.system, self.canonical = system, symmetry
@@ -110,19 +110,26 @@ class _Search:
         # the properties not decided yet: (name, always?, predicate); a decided one is dropped
         self.open_state = [(name, kind == ALWAYS, predicate) for name, kind, predicate in system.state_properties]
         self.open_step = [(name, kind == ALWAYS, predicate) for name, kind, predicate in system.step_properties]
+        self.expanded_depth, self.handed_over = -1, False
         self.graph = None
         if keep_graph:
             import networkx  # only liveness needs the graph
 
             self.graph = networkx.MultiDiGraph()
 
-    def run(self) -> Exploration:
+    def run(self, hand_over_at: int | None = None) -> Exploration:
+        """Search; with ``hand_over_at``, stop at the first layer boundary past that many states, the
+        next layer's states in ``queue`` (``handed_over`` says so): the vector core goes on from there."""
         started = time.perf_counter()
         deadline = started + self.timeout if self.timeout else None
         for init in self.system.initial():
             self._add(self.canonical(init) if self.canonical else init, -1, None)
         while self.queue:
             if self._budget_hit(deadline):
+                break
+            if hand_over_at is not None and len(self.states) >= hand_over_at \
+                    and self.depths[self.queue[0]] > self.expanded_depth:
+                self.handed_over = True
                 break
             self._expand(self.queue.popleft())
         result = self.result
@@ -164,6 +171,7 @@ class _Search:
         return state_id
 
     def _expand(self, current: int) -> None:
+        self.expanded_depth = self.depths[current]
         before = self.states[current]
         enabled = 0
         for action, after in self.system.successors(before):
@@ -213,22 +221,30 @@ class _Search:
         return Trace(tuple(self._concretise(path, check)))
 
     def _concretise(self, path: list, check: tuple) -> list:
-        always, predicate = check
-        state = self.system.initial()[0]
-        steps = [(None, state)]
-        for number, (_, representative) in enumerate(path[1:], start=1):
-            final = number == len(path) - 1
-            for action, after in self.system.successors(state):
-                if self.canonical(after) != self.canonical(representative):
-                    continue
-                if final and not _decides(always, predicate(state, action, after)):
-                    continue
-                steps.append((action, after))
-                state = after
-                break
-            else:
-                raise EngineError(f"symmetry: no concrete step to the representative at step {number}")
-        return steps
+        return concretise(self.system, self.canonical, path, check)
+
+
+def concretise(system: TransitionSystem, canonical: Callable, path: list, check: tuple) -> list:
+    """A path of representatives ``[(action, state), ...]`` as a path of the model: from the concrete
+    initial state, each step takes the first enabled action whose successor has the next
+    representative as its own, the last one also deciding the property (``check`` = (always?,
+    predicate(before, action, after)))."""
+    always, predicate = check
+    state = system.initial()[0]
+    steps = [(None, state)]
+    for number, (_, representative) in enumerate(path[1:], start=1):
+        final = number == len(path) - 1
+        for action, after in system.successors(state):
+            if canonical(after) != canonical(representative):
+                continue
+            if final and not _decides(always, predicate(state, action, after)):
+                continue
+            steps.append((action, after))
+            state = after
+            break
+        else:
+            raise EngineError(f"symmetry: no concrete step to the representative at step {number}")
+    return steps
 
 
 def explore(system: TransitionSystem, *, max_states: int | None = None, timeout: float | None = None,
@@ -244,4 +260,4 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
     ``progress(states, transitions, depth)`` is called every 50,000 new states.
     """
     with system.session():
-        return _Search(system, max_states, timeout, keep_graph, symmetry, step_hook, progress).run()
+        return Search(system, max_states, timeout, keep_graph, symmetry, step_hook, progress).run()

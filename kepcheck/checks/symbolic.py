@@ -20,14 +20,12 @@ from kepcheck.model.actions import transitions
 from kepcheck.model.context import Context
 from kepcheck.model.expr import int_variable, z3_and, z3_eq
 from kepcheck.model.memo import caching
+from kepcheck.model.schema import BOOL_FIELDS, VECTOR_FIELDS, flatten
 from kepcheck.model.state import PodState, State
 
 __all__ = ["at_time", "symbolic_state", "concrete_bindings", "evaluate", "state_leaves", "states_equal", "as_bool",
            "Unrolling"]
 
-_INT_FIELDS = ("phase", "node", "resize", "queue", "nominated", "preempted_by")
-_BOOL_FIELDS = ("in_progress", "observed", "tracking")
-_VECTOR_FIELDS = ("desired", "allocated", "actual", "promised", "assumed")
 
 
 def at_time(name: str, step: int) -> str:
@@ -42,12 +40,12 @@ def symbolic_state(ctx: Context, step: int) -> State:
         values = {}
         for field in fields(PodState):
             label = at_time(f"{name}.{field.name}", step)
-            if field.name in _INT_FIELDS:
-                values[field.name] = int_variable(label)
-            elif field.name in _BOOL_FIELDS:
+            if field.name in VECTOR_FIELDS:
+                values[field.name] = tuple(int_variable(f"{label}.{r}") for r in ctx.scenario.resources)
+            elif field.name in BOOL_FIELDS:
                 values[field.name] = z3.Bool(label)
             else:
-                values[field.name] = tuple(int_variable(f"{label}.{r}") for r in ctx.scenario.resources)
+                values[field.name] = int_variable(label)
         pods.append(PodState(**values))
     return State(
         pods=tuple(pods),
@@ -94,16 +92,8 @@ def evaluate(term, bindings: list):
 
 
 def state_leaves(state: State) -> list:
-    """Every field of a state in a fixed order (pods field by field, retry flags, menu, counter)."""
-    leaves = []
-    for pod in state.pods:
-        for field in fields(PodState):
-            value = getattr(pod, field.name)
-            leaves.extend(value if isinstance(value, tuple) else (value,))
-    leaves.extend(state.retry_due)
-    leaves.extend(state.env_used)
-    leaves.append(state.env_events)
-    return leaves
+    """Every field of a state in a fixed order (``model/schema.flatten``)."""
+    return flatten(state)
 
 
 def states_equal(a: State, b: State):

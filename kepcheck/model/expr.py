@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
+from kepcheck.model import columns
+from kepcheck.model.traced import Term, term_and, term_ite, term_not, term_or
 from kepcheck.model.z3_terms import int_variable, z3_and, z3_eq, z3_if, z3_module, z3_not, z3_or
 
 __all__ = [
@@ -81,6 +83,10 @@ def ite(condition: Any, then: Any, otherwise: Any) -> Any:
     """``then if condition else otherwise`` that also builds ``z3.If``."""
     if type(condition) is bool:
         return then if condition else otherwise
+    if type(condition) is Term:
+        return term_ite(condition, then, otherwise)
+    if columns.is_column(condition):
+        return columns.where(condition, then, otherwise)
     z3 = z3_module()
     if isinstance(then, tuple):
         return tuple(z3_if(z3, condition, a, b) for a, b in zip(then, otherwise))
@@ -106,7 +112,11 @@ def and_(*terms: Any) -> Any:
             symbolic.append(term)
     if not symbolic:
         return True
-    return symbolic[0] if len(symbolic) == 1 else z3_and(symbolic)
+    if len(symbolic) == 1:
+        return symbolic[0]
+    if type(symbolic[0]) is Term:
+        return term_and(symbolic)
+    return columns.all_of(symbolic) if columns.is_column(symbolic[0]) else z3_and(symbolic)
 
 
 def or_(*terms: Any) -> Any:
@@ -128,7 +138,11 @@ def or_(*terms: Any) -> Any:
             symbolic.append(term)
     if not symbolic:
         return False
-    return symbolic[0] if len(symbolic) == 1 else z3_or(symbolic)
+    if len(symbolic) == 1:
+        return symbolic[0]
+    if type(symbolic[0]) is Term:
+        return term_or(symbolic)
+    return columns.any_of(symbolic) if columns.is_column(symbolic[0]) else z3_or(symbolic)
 
 
 def not_(term: Any) -> Any:
@@ -136,7 +150,9 @@ def not_(term: Any) -> Any:
         return False
     if term is False:
         return True
-    return z3_not(term)
+    if type(term) is Term:
+        return term_not(term)
+    return columns.negation(term) if columns.is_column(term) else z3_not(term)
 
 
 def max2(a: Any, b: Any) -> Any:

@@ -38,11 +38,14 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
     """``after`` with the handlers' effect on every pod applied (``before`` None: the start-up pass)."""
     if before is None:
         return _handle(ctx, after, range(len(after.pods)), {}, False, [], skip_unchanged=False)
-    updated, own_changes, shrunk_terms, changed = [], {}, [], []
-    for i, (old, new) in enumerate(zip(before.pods, after.pods)):
-        if old is new or old == new:  # memo.differs, inline: this loop runs for every pod of every step
-            continue
-        updated.append(i)
+    pairs = list(enumerate(zip(before.pods, after.pods)))
+    try:  # memo.differs, inline: this runs for every pod of every step
+        updated = [i for i, (old, new) in pairs if old is not new and old != new]
+    except ValueError:  # numpy columns: every rewritten pod is an update
+        updated = [i for i, (old, new) in pairs if old is not new]
+    own_changes, shrunk_terms, changed = {}, [], []
+    for i in updated:
+        old, new = pairs[i][1]
         terms, footprint_changed, own_changes[i] = pod_event(ctx, old, new)
         shrunk_terms += terms
         if not is_false(footprint_changed):

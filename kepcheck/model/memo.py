@@ -217,8 +217,14 @@ def pod_values(ctx, state, function: Callable) -> list:
 def differs(old, new) -> bool:
     """The pod changed in a step: by value for plain values. For pods holding Z3 terms the comparison
     is structural (Z3 terms are hash-consed: equal terms are one term), so a pod rewritten with the
-    same terms is unchanged too."""
-    return old is not new and old != new
+    same terms is unchanged too. Pods holding numpy columns (``model/columns.py``) have no single
+    truth value: every rewritten one counts as changed (a change is then a condition per state)."""
+    if old is new:
+        return False
+    try:
+        return old != new
+    except ValueError:
+        return True
 
 
 def changed_pods(ctx, before, after, function: Callable) -> list:

@@ -1,0 +1,113 @@
+"""The explicit engine's search of the KEP model: interpreted for the first states, vector after.
+
+A small state space is searched fastest by the interpreted search (``checks/search.py``): no model
+to trace or compile. A large one by the vector core (``checks/vector.py``). ``explore_kep`` starts
+interpreted; past ``hand_over_at`` states it stops at the next layer boundary and the vector core
+goes on from exactly there — the same visited states, ids, parent links, counts and open
+properties — so the state space is explored once, in the same breadth-first order, whichever core
+takes which layers. Every trace (found by either) is a trace of the model: the vector core's are
+rebuilt by replaying its actions from the initial state.
+
+The vector core evaluates the model compiled to C where the machine has a C compiler
+(``checks/compiled.py``), else with numpy (``checks/vector.NumpyExpander``). It judges always- and
+sometimes-properties, with or without symmetry reduction (the compiled evaluator canonicalises
+packed states as ``model/symmetry.py`` does); eventually-properties, the reachable graph and step
+hooks are the interpreted search's (``explore_kep`` is not used with them).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Callable
+
+import numpy
+
+from kepcheck.spec.properties import ALWAYS, PropertySpec, property_by_name
+
+from kepcheck.checks.compiled import CompiledExpander
+from kepcheck.checks.layout import Layout
+from kepcheck.checks.native import available
+from kepcheck.checks.result import Trace, replay
+from kepcheck.checks.search import Exploration, Search, concretise, kep_system
+from kepcheck.checks.traced_system import TracedSystem, trace_kep
+from kepcheck.checks.vector import Layers, NumpyExpander, VectorExploration
+from kepcheck.model.actions import find_step
+from kepcheck.model.context import Context
+from kepcheck.model.init import initial_state
+from kepcheck.model.memo import caching
+from kepcheck.model.properties import PREDICATES
+from kepcheck.model.schema import flatten
+
+__all__ = ["HAND_OVER_AT", "choose_expander", "explore_kep"]
+
+HAND_OVER_AT = 20_000  # states: past this the vector core takes over (tracing and compiling then pay off)
+
+
+def choose_expander(system: TracedSystem, layout: Layout, workers: int = 1):
+    """The compiled evaluator (on ``workers`` cores) where the machine has a C compiler, else numpy's."""
+    return CompiledExpander(system, layout, workers) if available() else NumpyExpander(system, layout)
+
+
+def explore_kep(ctx: Context, properties: list[PropertySpec], *, max_states: int | None = None,
+                timeout: float | None = None, progress=None, symmetry: Callable | None = None,
+                hand_over_at: int = HAND_OVER_AT, workers: int = 1) -> Exploration:
+    """Explore the model of ``ctx`` judging the always- and sometimes-properties of ``properties``;
+    ``symmetry``: the representative function of ``model/symmetry.py`` (the vector core then needs the
+    compiled evaluator, which canonicalises packed states; with numpy alone the search stays
+    interpreted)."""
+    system = kep_system(ctx, properties)
+    if symmetry is not None and not available():
+        hand_over_at = None
+    with system.session():
+        search = Search(system, max_states, timeout, False, symmetry, None, progress)
+        exploration = search.run(hand_over_at=hand_over_at)
+    if not search.handed_over:
+        return exploration
+    remaining = None if timeout is None else max(0.001, timeout - exploration.seconds)
+    return _go_on(ctx, properties, search, exploration, max_states, remaining, progress, symmetry, workers)
+
+
+def _go_on(ctx, properties, search: Search, exploration: Exploration, max_states, timeout, progress,
+           symmetry, workers) -> Exploration:
+    traced = trace_kep(ctx, [p for p in properties if p.name not in exploration.found], symmetry=symmetry is not None)
+    layout = Layout(traced.leaves)
+    layers = Layers(traced, choose_expander(traced, layout, workers), max_states, timeout, progress)
+    packed = layout.pack(list(numpy.array([flatten(state) for state in search.states], dtype=numpy.int64).T))
+    layers.visited.insert(packed)
+    instance_of = {instance.action.label(): k for k, instance in enumerate(traced.instances)}
+    layers.result.parents.append(numpy.array([parent for parent, _ in search.parents], dtype=numpy.int64))
+    layers.result.instances.append(numpy.array([-1 if action is None else instance_of[action.label()]
+                                                for _, action in search.parents], dtype=numpy.int32))
+    frontier_ids = numpy.array(search.queue, dtype=numpy.int64)
+    result = layers.result
+    result.transitions, result.deadlocks = exploration.transitions, exploration.deadlocks
+    result.action_counts, result.depth = dict(exploration.action_counts), search.depths[search.queue[0]]
+    vector = layers.run(packed[frontier_ids], frontier_ids)
+    found = dict(exploration.found)
+    found.update({name: _trace(ctx, traced, vector, where, name, symmetry) for name, where in vector.found.items()})
+    return Exploration(states=vector.states, transitions=vector.transitions, depth=vector.depth,
+                       seconds=exploration.seconds + vector.seconds, complete=vector.complete, budget=vector.budget,
+                       found=found, action_counts=vector.action_counts, deadlocks=vector.deadlocks)
+
+
+def _trace(ctx: Context, traced: TracedSystem, vector: VectorExploration, found: tuple, name: str,
+           symmetry: Callable | None) -> Trace:
+    """The trace of a vector finding: the actions along the parent links, replayed; under symmetry the
+    actions were taken from representatives, and the path of representatives is re-executed
+    concretely (``checks.search.concretise``)."""
+    labels = [traced.instances[k].action.label() for k in vector.path(found[1])]
+    if found[0] == "step":
+        labels.append(traced.instances[found[2]].action.label())
+    if symmetry is None:
+        return replay(ctx, labels)
+    with caching(ctx):
+        state = symmetry(initial_state(ctx))
+        path = [(None, state)]
+        for number, label in enumerate(labels, start=1):
+            action, after = find_step(ctx, state, label)
+            state = after if number == len(labels) and found[0] == "step" else symmetry(after)
+            path.append((action, state))
+        predicate = partial(PREDICATES[name], ctx)
+        check = (property_by_name(name).kind == ALWAYS,
+                 predicate if found[0] == "step" else (lambda before, action, after: predicate(after)))
+        return Trace(tuple(concretise(kep_system(ctx, []), symmetry, path, check)))
