@@ -29,6 +29,7 @@ test: $(STAMP) $(MERMAID_STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_explicit.py
+	$(BIN)/python bench/bench_toy.py
 
 clean:
 	rm -rf $(VENV) $(MERMAID_DIR) reports .pytest_cache .hypothesis

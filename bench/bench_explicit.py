@@ -1,10 +1,14 @@
 """Benchmark of the explicit-state engine (a benchmark, not a test: it asserts nothing).
 
-For every default scenario (``spec/scenarios/``) under variant ``alpha-1.37`` and every
-``bench/scenarios/*.yaml``, one breadth-first search without and one with symmetry reduction,
-every ``always``/``sometimes`` property of the catalog judged during the search
-(``kep_system(ctx)`` with the default, full catalog). Prints distinct states, transitions, depth,
-seconds, distinct states per second and bytes per stored state as a table.
+For every default scenario (``kepcheck/spec/scenarios/``) under variant ``alpha-1.37`` and every
+``bench/scenarios/*.yaml``, one breadth-first search without and one with symmetry reduction by
+the interpreted core (``kepcheck/checks/search.py``); for the bench scenarios also the vector core
+(``kepcheck/checks/hybrid.py`` from the initial state on: the model traced, compiled to C and
+evaluated one layer at a time) on one and on two worker threads. Every ``always``/``sometimes``
+property of the catalog is judged during the search. Prints distinct states, transitions, depth,
+seconds, distinct states per second and bytes per stored state as a table. The vector core's
+tracing and C compilation happen before the measured search (the compiled model is cached) and are
+reported apart.
 
 Memory is measured honestly, one search per fresh process (multiprocessing, "spawn" context):
 the context and transition system are built first, then ``ru_maxrss`` (peak resident set size,
@@ -41,13 +45,29 @@ VARIANT = "alpha-1.37"
 # The child: one exploration in a fresh interpreter.
 
 
-def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float | None, conn) -> None:
-    """Child process entry point: build the context, then measure only the search."""
+def _search(ctx, system, representative, core: str, workers: int, max_states, timeout):
+    """The search to measure, and a function to call first (the vector core's tracing and compiling)."""
+    from kepcheck.checks.hybrid import explore_kep, prepare
+    from kepcheck.checks.search import explore
+    from kepcheck.spec.properties import PROPERTIES
+
+    if core == "interpreted":
+        return (lambda: None), (lambda _: explore(system, max_states=max_states, timeout=timeout, symmetry=representative))
+    properties = [p for p in PROPERTIES if p.kind != "eventually"]
+    return (lambda: prepare(ctx, properties, representative is not None, workers)), \
+        (lambda prepared: explore_kep(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative,
+                                      hand_over_at=0, workers=workers, prepared=prepared))
+
+
+def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float | None, core: str, workers: int,
+             conn) -> None:
+    """Child process entry point: build the context (and, for the vector core, trace and compile the
+    model), then measure only the search."""
     try:
         import gc
         import resource
 
-        from kepcheck.checks.search import explore, kep_system
+        from kepcheck.checks.search import kep_system
         from kepcheck.model.context import Context
         from kepcheck.model.symmetry import make_representative, symmetry_classes
         from kepcheck.spec.scenarios import load_scenario
@@ -58,10 +78,14 @@ def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float
         system = kep_system(ctx)  # the full property catalog
         representative = make_representative(ctx) if symmetry else None
         classes = symmetry_classes(ctx)
+        prepare, search = _search(ctx, system, representative, core, workers, max_states, timeout)
+        prepared_at = time.perf_counter()
+        prepared = prepare()
+        prepared_at = time.perf_counter() - prepared_at
         gc.collect()
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         rss_current = _current_rss_kb()  # for the record: if well below the peak, the growth is understated
-        exploration = explore(system, max_states=max_states, timeout=timeout, symmetry=representative)
+        exploration = search(prepared)
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         conn.send({
             "ok": True,
@@ -80,6 +104,7 @@ def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float
             "rss_before_kb": rss_before,
             "rss_after_kb": rss_after,
             "rss_current_before_kb": rss_current,
+            "prepare_seconds": prepared_at,
         })
     except BaseException as error:  # report, never hang the parent
         import traceback
@@ -97,13 +122,14 @@ def _current_rss_kb() -> int | None:
     return pages * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
-def run_isolated(source: str, symmetry: bool, max_states: int | None, timeout: float | None) -> dict:
+def run_isolated(source: str, symmetry: bool, max_states: int | None, timeout: float | None, core: str = "interpreted",
+                 workers: int = 1) -> dict:
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_run_one, args=(source, symmetry, max_states, timeout, sender))
+    process = context.Process(target=_run_one, args=(source, symmetry, max_states, timeout, core, workers, sender))
     process.start()
     sender.close()
-    grace = (timeout or 3600) + 120  # the search stops itself at its time budget; this is a safety net
+    grace = (timeout or 3600) + 600  # the search stops itself at its time budget; this is a safety net (compiling)
     if receiver.poll(grace):
         try:
             result = receiver.recv()
@@ -183,8 +209,8 @@ def select_scenarios(wanted: list[str] | None) -> list[tuple[str, str, str]]:
     return chosen
 
 
-def figures(name: str, group: str, symmetry: bool, result: dict) -> dict:
-    row = {"scenario": name, "group": group, "symmetry": symmetry, "variant": VARIANT}
+def figures(name: str, group: str, symmetry: bool, result: dict, core: str = "interpreted", workers: int = 1) -> dict:
+    row = {"scenario": name, "group": group, "symmetry": symmetry, "variant": VARIANT, "core": core, "workers": workers}
     row.update(result)
     row.pop("ok", None)
     if result.get("ok"):
@@ -194,6 +220,10 @@ def figures(name: str, group: str, symmetry: bool, result: dict) -> dict:
         row["states_per_second"] = states / result["seconds"] if result["seconds"] > 0 else None
         row["bytes_per_state"] = growth_kb * 1024 / states if states and growth_kb else None
     return row
+
+
+def _core(row: dict) -> str:
+    return row["core"] if row["core"] == "interpreted" else f"{row['core']} ×{row['workers']}"
 
 
 def _int(value) -> str:
@@ -207,6 +237,7 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
     table = Table(box=box.SIMPLE_HEAVY, title=f"explicit engine, variant {VARIANT}, every always/sometimes property checked",
                   title_justify="left")
     table.add_column("scenario", no_wrap=True)
+    table.add_column("core")
     table.add_column("symmetry")
     table.add_column("search")
     table.add_column("states", justify="right")
@@ -224,10 +255,11 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
             table.add_section()
         previous = row["scenario"]
         if "error" in row:
-            table.add_row(row["scenario"], "on" if row["symmetry"] else "off", "[red]error[/red] (below)", *[""] * 8)
+            table.add_row(row["scenario"], _core(row), "on" if row["symmetry"] else "off", "[red]error[/red] (below)",
+                          *[""] * 8)
             continue
         if not row["symmetry"]:
-            plain[row["scenario"]] = row
+            plain[row["scenario"], row["core"], row["workers"]] = row
         if row["symmetry"]:
             sym = "on" if row["symmetry_active"] else "on (none)"
         else:
@@ -237,7 +269,7 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
         else:
             search = "[yellow]budget[/yellow] (" + ("states" if row["budget"].startswith("state") else "time") + ")"
         reduction = ""
-        base = plain.get(row["scenario"])
+        base = plain.get((row["scenario"], row["core"], row["workers"]))
         if row["symmetry"] and base is not None:
             if row["complete"] and base["complete"]:
                 reduction = f"{base['states'] / row['states']:.2f}x"
@@ -246,14 +278,14 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
         rate = row["states_per_second"]
         bps = row["bytes_per_state"]
         table.add_row(
-            row["scenario"], sym, search, _int(row["states"]), _int(row["transitions"]), str(row["depth"]),
+            row["scenario"], _core(row), sym, search, _int(row["states"]), _int(row["transitions"]), str(row["depth"]),
             f"{row['seconds']:.2f}", f"{rate:,.0f}" if rate else "-", f"{row['rss_growth_kb'] / 1024:.1f}",
             f"{bps:,.0f}" if bps is not None else "-", reduction,
         )
     console.print(table)
     for row in rows:
         if "error" in row:
-            console.print(f"[red]error[/red] {row['scenario']} symmetry {'on' if row['symmetry'] else 'off'}: "
+            console.print(f"[red]error[/red] {row['scenario']} {_core(row)} symmetry {'on' if row['symmetry'] else 'off'}: "
                           f"{row['error']}", markup=True, highlight=False)
     console.print("bytes/state '-': no peak-RSS growth visible (a small search fits in memory the process already had)")
     console.print("symmetry 'on (none)': the scenario has no interchangeable pods, so the reduced search is the plain one")
@@ -289,30 +321,46 @@ def main(argv=None) -> int:
     rows = []
     started = time.perf_counter()
     for name, source, group in scenarios:
-        for symmetry in (False, True):
-            result = run_isolated(source, symmetry, args.max_states, args.timeout)
-            row = figures(name, group, symmetry, result)
+        runs = [("interpreted", 1, symmetry) for symmetry in (False, True)]
+        if group != "default":  # the vector core on one and on two worker threads
+            runs += [("vector", workers, symmetry) for symmetry in (False, True) for workers in (1, 2)]
+        for core, workers, symmetry in runs:
+            result = run_isolated(source, symmetry, args.max_states, args.timeout, core, workers)
+            row = figures(name, group, symmetry, result, core, workers)
             rows.append(row)
+            what = f"{name:28} {core:11} {workers} worker{'s' if workers > 1 else ' '} symmetry {'on ' if symmetry else 'off'}"
             if "error" in row:
-                log.print(f"[red]{name} symmetry={'on' if symmetry else 'off'}: {row['error']}[/red]")
+                log.print(f"[red]{what}: {row['error']}[/red]")
                 if row.get("traceback"):
                     log.print(row["traceback"], markup=False, highlight=False)
             else:
-                log.print(f"  {name:32} symmetry {'on ' if symmetry else 'off'}  {row['states']:>9,} states "
-                          f"{row['seconds']:7.2f} s  {row['states_per_second'] or 0:8,.0f} states/s"
-                          + ("" if row["complete"] else f"  ({row['budget']})"), highlight=False)
+                log.print(f"  {what}  {row['states']:>9,} states {row['seconds']:7.2f} s  "
+                          f"{row['states_per_second'] or 0:9,.0f} states/s"
+                          + ("" if row["complete"] else f"  ({row['budget']})")
+                          + (f"  (traced and compiled before: {row['prepare_seconds']:.1f} s)" if core != "interpreted"
+                             else ""), highlight=False)
     total = time.perf_counter() - started
 
     render(rows, facts, args, console)
     done = [r for r in rows if "error" not in r]
     for group in ("default", "bench", "file"):
-        for symmetry in (False, True):
-            chosen = [r for r in done if r["group"] == group and r["symmetry"] == symmetry]
-            seconds = sum(r["seconds"] for r in chosen)
-            if chosen and seconds > 0:
-                states = sum(r["states"] for r in chosen)
-                console.print(f"{group} scenarios together, symmetry {'on' if symmetry else 'off'}: {states:,} states "
-                              f"in {seconds:.2f} s of search = {states / seconds:,.0f} states/s", highlight=False)
+        for core, workers in (("interpreted", 1), ("vector", 1), ("vector", 2)):
+            for symmetry in (False, True):
+                chosen = [r for r in done if r["group"] == group and r["symmetry"] == symmetry and r["core"] == core
+                          and r["workers"] == workers]
+                seconds = sum(r["seconds"] for r in chosen)
+                if chosen and seconds > 0:
+                    states = sum(r["states"] for r in chosen)
+                    console.print(f"{group} scenarios, {core} core, {workers} worker{'s' if workers > 1 else ''}, "
+                                  f"symmetry {'on' if symmetry else 'off'}: {states:,} states in {seconds:.2f} s of "
+                                  f"search = {states / seconds:,.0f} states/s", highlight=False)
+    for symmetry in (False, True):
+        one, two = ([r for r in done if r["core"] == "vector" and r["symmetry"] == symmetry and r["workers"] == w]
+                    for w in (1, 2))
+        if one and two and sum(r["seconds"] for r in two) > 0:
+            ratio = sum(r["seconds"] for r in one) / sum(r["seconds"] for r in two)
+            console.print(f"vector core, symmetry {'on' if symmetry else 'off'}: 1 worker / 2 workers = {ratio:.2f}x "
+                          f"(search seconds)", highlight=False)
     if done:
         props = done[0]
         console.print(f"properties judged per run: {props['state_properties']} state + {props['step_properties']} step "

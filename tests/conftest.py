@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
+from pathlib import Path
 
 from kepcheck.spec.manifest import load_manifest
 from kepcheck.spec.scenarios import default_scenarios
@@ -10,6 +12,10 @@ from kepcheck.spec.variants import variant_by_name
 from kepcheck.checks.explicit import check_explicit
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import mutants_named
+
+# the vector core's compiled models (checks/native.py): quick builds, cached beside the checkout
+os.environ.setdefault("KEPCHECK_CFLAGS", "-O0")
+os.environ.setdefault("KEPCHECK_CACHE", str(Path(__file__).resolve().parent.parent / ".cache" / "compiled"))
 
 SCENARIOS = {scenario.name: scenario for scenario in default_scenarios()}
 

@@ -54,24 +54,30 @@ def test_symbolic_evaluation_agrees_with_concrete(scenario, variant):
     symbolic = symbolic_state(ctx, 0)
     symbolic_steps = list(transitions(ctx, symbolic))
     for concrete in states[::step][:SAMPLE]:
-        bindings = concrete_bindings(symbolic, concrete)
-        expected = {action.label(): after for action, after in next_steps(ctx, concrete)}
-        enabled = {action.label(): after for action, guard, after in symbolic_steps if evaluate(guard, bindings)}
-        assert set(enabled) == set(expected)
-        for label, after in enabled.items():
-            assert _concretise(after, bindings) == _plain(expected[label]), label
-        for spec in PROPERTIES:
-            if spec.kind not in (ALWAYS, SOMETIMES):
-                continue
-            predicate = PREDICATES[spec.name]
-            if spec.scope == "state":
-                assert evaluate(predicate(ctx, symbolic), bindings) == predicate(ctx, concrete), spec.name
-            else:
-                for action, guard, after in symbolic_steps:
-                    if action.label() not in expected:
-                        continue
-                    assert evaluate(predicate(ctx, symbolic, action, after), bindings) == \
-                        predicate(ctx, concrete, action, expected[action.label()]), (spec.name, action.label())
+        assert_symbolic_agrees(ctx, symbolic, symbolic_steps, concrete)
+
+
+def assert_symbolic_agrees(ctx, symbolic, symbolic_steps: list, concrete) -> None:
+    """On ``concrete``, the symbolic guards, successors and always/sometimes properties (of
+    ``symbolic_state(ctx, 0)`` and its ``transitions``), with the state substituted, are the concrete ones."""
+    bindings = concrete_bindings(symbolic, concrete)
+    expected = {action.label(): after for action, after in next_steps(ctx, concrete)}
+    enabled = {action.label(): after for action, guard, after in symbolic_steps if evaluate(guard, bindings)}
+    assert set(enabled) == set(expected)
+    for label, after in enabled.items():
+        assert _concretise(after, bindings) == _plain(expected[label]), label
+    for spec in PROPERTIES:
+        if spec.kind not in (ALWAYS, SOMETIMES):
+            continue
+        predicate = PREDICATES[spec.name]
+        if spec.scope == "state":
+            assert evaluate(predicate(ctx, symbolic), bindings) == predicate(ctx, concrete), spec.name
+        else:
+            for action, guard, after in symbolic_steps:
+                if action.label() not in expected:
+                    continue
+                assert evaluate(predicate(ctx, symbolic, action, after), bindings) == \
+                    predicate(ctx, concrete, action, expected[action.label()]), (spec.name, action.label())
 
 
 def test_terms_built_through_the_c_api_mean_what_z3py_builds():

@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from kepcheck.spec.fairness import DEFAULT_FAIRNESS, FAIRNESS_GROUPS
@@ -188,13 +189,29 @@ def command_check(options) -> int:
 
 
 def _run_all(scenarios, variants, properties, **options) -> list:
-    """Run the checks with a progress bar on stderr (when it is a terminal)."""
+    """Run the checks with a progress bar on stderr (when it is a terminal): checks done, and where
+    the running search is (states, states/s, transitions, depth, frontier, peak memory)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    shown = sys.stderr.isatty()
     with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=_console(sys.stderr), transient=True, disable=not sys.stderr.isatty()) as bar:
-        task = bar.add_task("check", total=len(scenarios) * len(variants))
-        return list(run_checks(scenarios, variants, properties, progress=lambda: bar.advance(task), **options))
+                  TextColumn("{task.fields[search]}"), console=_console(sys.stderr), transient=True,
+                  disable=not shown) as bar:
+        task = bar.add_task("check", total=len(scenarios) * len(variants), search="")
+
+        def searching(ctx, where) -> None:
+            bar.update(task, search=f"{ctx.scenario.name} × {ctx.variant.name}: {where.describe()}, "
+                                    f"peak memory {_peak_mib():,.0f} MiB")
+
+        engine_options = replace(options.pop("options", EngineOptions()), progress=searching if shown else None)
+        return list(run_checks(scenarios, variants, properties, options=engine_options,
+                               progress=lambda: bar.update(task, advance=1, search=""), **options))
+
+
+def _peak_mib() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
 
 
 def command_report(options) -> int:

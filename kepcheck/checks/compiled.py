@@ -21,7 +21,10 @@ Building and caching: ``checks/native.py``. Where there is no C compiler the vec
 from __future__ import annotations
 
 import ctypes
+import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from typing import Iterator
 
 import numpy
 
@@ -34,7 +37,7 @@ from kepcheck.model.traced import Term
 
 __all__ = ["CompiledExpander", "generate"]
 
-_CHUNK = 2_000  # frontier states per worker at least: smaller layers are expanded by one
+_CHUNK = 500  # frontier states per worker at least: smaller layers are expanded by one
 _C_OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "add": "+", "sub": "-"}
 
 
@@ -229,8 +232,14 @@ class CompiledExpander:
         self._expand, self._judge = library.expand, library.judge
         self._expand.restype = ctypes.c_int64
         self._judge.restype = None
-        self._average = 16  # transitions per state the first buffer is sized for
+        self._average = 16  # transitions per state the next buffer is sized for (it grows when too small)
         self.workers = max(1, workers)
+        self._local = threading.local()  # per thread: the buffers it expands chunks into
+        self._pool = None  # the worker threads, started on the first frontier large enough to share
+
+    def __del__(self):
+        if getattr(self, "_pool", None) is not None:
+            self._pool.shutdown(wait=False)
 
     def _mask(self, properties, open_names: set) -> int:
         return sum(1 << bit for bit, p in enumerate(properties) if p.name in open_names)
@@ -244,37 +253,82 @@ class CompiledExpander:
         mask = self._mask(self.system.step_properties, open_steps)
         chunks = min(self.workers, max(1, len(frontier) // _CHUNK))
         if chunks == 1:
-            parent, inst, out, flags = self._expand_chunk(frontier, mask)
-        else:
-            bounds = numpy.linspace(0, len(frontier), chunks + 1).astype(numpy.int64)
-            with ThreadPoolExecutor(chunks) as pool:
-                parts = list(pool.map(lambda b: self._expand_chunk(frontier[b[0]:b[1]], mask),
-                                      zip(bounds[:-1], bounds[1:])))
-            parent = numpy.concatenate([part[0] + start for part, start in zip(parts, bounds[:-1])])
-            inst, out, flags = (numpy.concatenate([part[i] for part in parts]) for i in (1, 2, 3))
+            return self._expansion(*self._expand_chunk(frontier, mask), open_steps)
+        bounds = numpy.linspace(0, len(frontier), chunks + 1).astype(numpy.int64)
+        parts = list(self._workers().map(lambda c: self._expand_chunk(frontier[bounds[c]:bounds[c + 1]], mask),
+                                         range(chunks)))
+        parent = numpy.concatenate([part[0] + start for part, start in zip(parts, bounds[:-1])])
+        inst, out, flags = (numpy.concatenate([part[i] for part in parts]) for i in (1, 2, 3))
+        return self._expansion(parent, inst, out, flags, open_steps)
+
+    def expand_slices(self, frontier: numpy.ndarray, size: int, open_steps: set) -> Iterator[Expansion]:
+        """The expansions of consecutive slices of ``size`` states of ``frontier``, in order. With
+        several workers, slices are expanded ahead on the worker threads (as many at once as there
+        are workers) while the caller takes in the earlier ones; a frontier of one slice is cut into
+        chunks instead (``expand``). A slice is expanded with the step properties open when it was
+        started: the caller ignores decisions on properties it has since closed."""
+        starts = list(range(0, len(frontier), size))
+        if self.workers == 1 or len(starts) == 1:
+            for start in starts:
+                yield self.expand(frontier[start:start + size], open_steps)
+            return
+        frontier = numpy.ascontiguousarray(frontier)
+        ahead, pending = iter(starts), deque()
+
+        def submit() -> None:
+            start = next(ahead, None)
+            if start is not None:
+                mask = self._mask(self.system.step_properties, open_steps)
+                pending.append(self._workers().submit(self._expand_chunk, frontier[start:start + size], mask))
+
+        for _ in range(self.workers):
+            submit()
+        try:
+            while pending:
+                parts = pending.popleft().result()
+                submit()
+                yield self._expansion(*parts, open_steps)
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def _workers(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="kepcheck-expand")
+        return self._pool
+
+    def _expansion(self, parent, inst, out, flags, open_steps: set) -> Expansion:
         decides = {p.name: (flags & numpy.uint32(1 << bit)) != 0
                    for bit, p in enumerate(self.system.step_properties) if p.name in open_steps}
         return Expansion(parent, inst, out, decides)
 
     def _expand_chunk(self, frontier: numpy.ndarray, mask: int) -> tuple:
-        n, words, average = len(frontier), self.layout.words, self._average
+        """The transitions of one chunk (parent rows, instances, packed successors, step flags), expanded
+        into this thread's buffers — kept from chunk to chunk, so that no memory is touched for the
+        first time per chunk — and copied out."""
+        n, average = len(frontier), self._average
         while True:
-            capacity = max(64, n * average)
-            parent = numpy.empty(capacity, dtype=numpy.int64)
-            inst = numpy.empty(capacity, dtype=numpy.int32)
-            out = numpy.empty((capacity, words), dtype=numpy.uint64)
-            flags = numpy.empty(capacity, dtype=numpy.uint32)
+            parent, inst, out, flags = self._buffers(max(64, n * average))
             error = ctypes.c_int32(0)
-            m = self._expand(ctypes.c_int64(n), _pointer(frontier, ctypes.c_uint64), ctypes.c_int64(capacity),
+            m = self._expand(ctypes.c_int64(n), _pointer(frontier, ctypes.c_uint64), ctypes.c_int64(len(parent)),
                              _pointer(parent, ctypes.c_int64), _pointer(inst, ctypes.c_int32),
                              _pointer(out, ctypes.c_uint64), _pointer(flags, ctypes.c_uint32),
                              ctypes.c_uint32(mask), ctypes.byref(error))
             if m >= 0:
                 break
             average *= 2
-        self._average = max(self._average, average)
+        self._average = max(2, -(-m * 5 // (4 * max(1, n))) + 1)  # the next buffer: what this chunk needed, + 25 %
         self._check(error.value)
-        return parent[:m], inst[:m], out[:m], flags[:m]
+        return parent[:m].copy(), inst[:m].copy(), out[:m].copy(), flags[:m].copy()
+
+    def _buffers(self, capacity: int) -> tuple:
+        buffers = getattr(self._local, "buffers", None)
+        if buffers is None or len(buffers[0]) < capacity:
+            buffers = (numpy.empty(capacity, dtype=numpy.int64), numpy.empty(capacity, dtype=numpy.int32),
+                       numpy.empty((capacity, self.layout.words), dtype=numpy.uint64),
+                       numpy.empty(capacity, dtype=numpy.uint32))
+            self._local.buffers = buffers
+        return buffers
 
     def judge(self, packed: numpy.ndarray, open_states: set) -> dict:
         packed = numpy.ascontiguousarray(packed)

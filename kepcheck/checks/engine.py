@@ -48,6 +48,7 @@ class EngineOptions:
     symmetry: bool = True  # explicit: symmetry reduction (never for eventually-properties)
     fairness: tuple | None = None  # liveness: the fairness groups assumed (None: each property's own)
     on_step: Callable | None = None  # explicit: called as on_step(before, action, after) on every transition
+    progress: Callable | None = None  # explicit: called as progress(ctx, Progress) while a search runs
     core: str = "auto"  # explicit: interpreted, vector or auto (checks/hybrid.py)
     workers: int = field(default_factory=lambda: default_workers())  # explicit: cores for the vector core
     depth: int = 10  # bmc: unrolling depth

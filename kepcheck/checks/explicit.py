@@ -9,6 +9,8 @@ used unless an eventually-property is judged (its premises and goals name pods i
 
 from __future__ import annotations
 
+from functools import partial
+
 from typing import Callable, Iterable
 
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, PropertySpec
@@ -81,8 +83,9 @@ class ExplicitEngine:
     name = "explicit"
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
+        progress = None if options.progress is None else partial(options.progress, ctx)
         return check_explicit(ctx, properties, max_states=budget.max_states, timeout=budget.timeout,
-                              symmetry=make_representative(ctx) if options.symmetry else None,
+                              symmetry=make_representative(ctx) if options.symmetry else None, progress=progress,
                               fairness=options.fairness, step_hook=options.on_step, core=options.core,
                               workers=options.workers)
 

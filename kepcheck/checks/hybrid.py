@@ -18,13 +18,14 @@ hooks are the interpreted search's (``explore_kep`` is not used with them).
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy
 
 from kepcheck.spec.properties import ALWAYS, PropertySpec, property_by_name
 
 from kepcheck.checks.compiled import CompiledExpander
+from kepcheck.checks.intervals import reachable_leaves
 from kepcheck.checks.layout import Layout
 from kepcheck.checks.native import available
 from kepcheck.checks.result import Trace, replay
@@ -38,7 +39,7 @@ from kepcheck.model.memo import caching
 from kepcheck.model.properties import PREDICATES
 from kepcheck.model.schema import flatten
 
-__all__ = ["HAND_OVER_AT", "choose_expander", "explore_kep"]
+__all__ = ["HAND_OVER_AT", "Prepared", "choose_expander", "explore_kep", "prepare"]
 
 HAND_OVER_AT = 20_000  # states: past this the vector core takes over (tracing and compiling then pay off)
 
@@ -48,13 +49,27 @@ def choose_expander(system: TracedSystem, layout: Layout, workers: int = 1):
     return CompiledExpander(system, layout, workers) if available() else NumpyExpander(system, layout)
 
 
+class Prepared(NamedTuple):
+    """The vector core's model of one context: traced, laid out, and its evaluator (compiled)."""
+
+    traced: TracedSystem
+    expander: object
+
+
+def prepare(ctx: Context, properties: list[PropertySpec], symmetry: bool = False, workers: int = 1) -> Prepared:
+    """Trace the model of ``ctx`` with the always- and sometimes-properties of ``properties`` and
+    build its evaluator."""
+    traced = trace_kep(ctx, properties, symmetry=symmetry)
+    return Prepared(traced, choose_expander(traced, Layout(reachable_leaves(traced)), workers))
+
+
 def explore_kep(ctx: Context, properties: list[PropertySpec], *, max_states: int | None = None,
                 timeout: float | None = None, progress=None, symmetry: Callable | None = None,
-                hand_over_at: int = HAND_OVER_AT, workers: int = 1) -> Exploration:
+                hand_over_at: int = HAND_OVER_AT, workers: int = 1, prepared: Prepared | None = None) -> Exploration:
     """Explore the model of ``ctx`` judging the always- and sometimes-properties of ``properties``;
     ``symmetry``: the representative function of ``model/symmetry.py`` (the vector core then needs the
     compiled evaluator, which canonicalises packed states; with numpy alone the search stays
-    interpreted)."""
+    interpreted); ``prepared``: the vector core's model, when already built (``prepare``)."""
     system = kep_system(ctx, properties)
     if symmetry is not None and not available():
         hand_over_at = None
@@ -64,20 +79,24 @@ def explore_kep(ctx: Context, properties: list[PropertySpec], *, max_states: int
     if not search.handed_over:
         return exploration
     remaining = None if timeout is None else max(0.001, timeout - exploration.seconds)
-    return _go_on(ctx, properties, search, exploration, max_states, remaining, progress, symmetry, workers)
+    if prepared is None:
+        prepared = prepare(ctx, properties, symmetry is not None, workers)
+    open_names = {p.name for p in properties} - set(exploration.found)
+    return _go_on(ctx, prepared, open_names, search, exploration, max_states, remaining, progress, symmetry)
 
 
-def _go_on(ctx, properties, search: Search, exploration: Exploration, max_states, timeout, progress,
-           symmetry, workers) -> Exploration:
-    traced = trace_kep(ctx, [p for p in properties if p.name not in exploration.found], symmetry=symmetry is not None)
-    layout = Layout(traced.leaves)
-    layers = Layers(traced, choose_expander(traced, layout, workers), max_states, timeout, progress)
+def _go_on(ctx, prepared: Prepared, open_names: set, search: Search, exploration: Exploration, max_states, timeout,
+           progress, symmetry) -> Exploration:
+    traced, layout = prepared.traced, prepared.expander.layout
+    layers = Layers(traced, prepared.expander, max_states, timeout, progress)
+    layers.open_states &= open_names
+    layers.open_steps &= open_names
     packed = layout.pack(list(numpy.array([flatten(state) for state in search.states], dtype=numpy.int64).T))
     layers.visited.insert(packed)
     instance_of = {instance.action.label(): k for k, instance in enumerate(traced.instances)}
-    layers.result.parents.append(numpy.array([parent for parent, _ in search.parents], dtype=numpy.int64))
+    layers.result.parents.append(numpy.array([parent for parent, _ in search.parents], dtype=numpy.int32))
     layers.result.instances.append(numpy.array([-1 if action is None else instance_of[action.label()]
-                                                for _, action in search.parents], dtype=numpy.int32))
+                                                for _, action in search.parents], dtype=layers.instance_type))
     frontier_ids = numpy.array(search.queue, dtype=numpy.int64)
     result = layers.result
     result.transitions, result.deadlocks = exploration.transitions, exploration.deadlocks

@@ -9,6 +9,7 @@ cycle starts (liveness), ``None`` for a finite trace. Every trace replays throug
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kepcheck.model.actions import find_step
 from kepcheck.model.context import Context
@@ -23,6 +24,21 @@ INCONCLUSIVE = "inconclusive"
 NOT_CHECKED = "not-checked"
 PROVED = "proved"  # induction: holds at every depth
 SYMBOLS = {HOLDS: "✓", VIOLATED: "✗", INCONCLUSIVE: "≈", NOT_CHECKED: "–", PROVED: "∎"}
+
+
+class Progress(NamedTuple):
+    """Where a running search is, as its core reports it (``progress(Progress)``)."""
+
+    states: int  # distinct states so far
+    transitions: int
+    depth: int  # the breadth-first level being reached
+    frontier: int  # states waiting to be expanded
+    seconds: float  # since the search started
+
+    def describe(self) -> str:
+        rate = self.states / self.seconds if self.seconds > 0 else 0.0
+        return (f"{self.states:,} states ({rate:,.0f}/s), {self.transitions:,} transitions, depth {self.depth}, "
+                f"frontier {self.frontier:,}")
 
 
 class EngineError(RuntimeError):

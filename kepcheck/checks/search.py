@@ -31,7 +31,7 @@ from typing import Callable, Iterable
 
 from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES, PropertySpec
 
-from kepcheck.checks.result import EngineError, Trace
+from kepcheck.checks.result import EngineError, Progress, Trace
 from kepcheck.model.actions import next_steps
 from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
@@ -120,7 +120,7 @@ class Search:
     def run(self, hand_over_at: int | None = None) -> Exploration:
         """Search; with ``hand_over_at``, stop at the first layer boundary past that many states, the
         next layer's states in ``queue`` (``handed_over`` says so): the vector core goes on from there."""
-        started = time.perf_counter()
+        started = self.started = time.perf_counter()
         deadline = started + self.timeout if self.timeout else None
         for init in self.system.initial():
             self._add(self.canonical(init) if self.canonical else init, -1, None)
@@ -167,7 +167,8 @@ class Search:
             self.graph.add_node(state_id)
         self._judge_state(state_id)
         if self.progress is not None and state_id and state_id % 50_000 == 0:
-            self.progress(len(self.states), self.result.transitions, self.depths[state_id])
+            self.progress(Progress(len(self.states), self.result.transitions, self.depths[state_id], len(self.queue),
+                                   time.perf_counter() - self.started))
         return state_id
 
     def _expand(self, current: int) -> None:
@@ -257,7 +258,7 @@ def explore(system: TransitionSystem, *, max_states: int | None = None, timeout:
     properties on the representatives (symmetry preserves them).
     ``step_hook(before, action, after)`` is called on every transition (the step-conformance check
     of the tests, the lifecycle record of the review).
-    ``progress(states, transitions, depth)`` is called every 50,000 new states.
+    ``progress(Progress)`` is called every 50,000 new states.
     """
     with system.session():
         return Search(system, max_states, timeout, keep_graph, symmetry, step_hook, progress).run()

@@ -15,6 +15,7 @@ import time
 from dataclasses import fields
 
 import z3
+from z3.z3 import _to_expr_ref
 
 from kepcheck.model.actions import transitions
 from kepcheck.model.context import Context
@@ -23,7 +24,7 @@ from kepcheck.model.memo import caching
 from kepcheck.model.schema import BOOL_FIELDS, VECTOR_FIELDS, flatten
 from kepcheck.model.state import PodState, State
 
-__all__ = ["at_time", "symbolic_state", "concrete_bindings", "evaluate", "state_leaves", "states_equal", "as_bool",
+__all__ = ["at_time", "symbolic_state", "Substitution", "concrete_bindings", "evaluate", "state_leaves", "states_equal", "as_bool",
            "Unrolling"]
 
 
@@ -65,8 +66,22 @@ def _leaves(symbolic, concrete):
         yield symbolic, z3.IntVal(int(concrete))
 
 
-def concrete_bindings(symbolic: State, concrete: State) -> list:
-    """(constant, value) pairs binding every field of ``symbolic`` to ``concrete``."""
+class Substitution:
+    """Constants bound to values, ready to substitute into many terms (the C arrays built once)."""
+
+    def __init__(self, pairs: list):
+        self.pairs = pairs
+        self._from = (z3.Ast * len(pairs))(*(constant.as_ast() for constant, _ in pairs))
+        self._to = (z3.Ast * len(pairs))(*(value.as_ast() for _, value in pairs))
+        self._ctx = pairs[0][0].ctx if pairs else z3.main_ctx()
+
+    def __call__(self, term):
+        substituted = z3.Z3_substitute(self._ctx.ref(), term.as_ast(), len(self.pairs), self._from, self._to)
+        return z3.simplify(_to_expr_ref(substituted, self._ctx))
+
+
+def concrete_bindings(symbolic: State, concrete: State) -> Substitution:
+    """Every field of ``symbolic`` bound to its value in ``concrete``."""
     pairs = []
     for sym_pod, pod in zip(symbolic.pods, concrete.pods):
         for field in fields(PodState):
@@ -74,14 +89,14 @@ def concrete_bindings(symbolic: State, concrete: State) -> list:
     pairs += _leaves(symbolic.retry_due, concrete.retry_due)
     pairs += _leaves(symbolic.env_used, concrete.env_used)
     pairs += _leaves(symbolic.env_events, concrete.env_events)
-    return pairs
+    return Substitution(pairs)
 
 
-def evaluate(term, bindings: list):
+def evaluate(term, bindings: Substitution):
     """The value of a term (or a plain value) under the bindings, as a Python int or bool."""
     if isinstance(term, bool) or isinstance(term, int):
         return term
-    value = z3.simplify(z3.substitute(term, *bindings))
+    value = bindings(term)
     if z3.is_true(value):
         return True
     if z3.is_false(value):

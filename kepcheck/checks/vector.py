@@ -10,25 +10,29 @@ them (by source state, then by action instance in ``NEXT`` order), so states get
 every count is the same, and the first violation or witness of a property is the same one: its
 trace is rebuilt by replaying the actions along the parent links through the model.
 
-Budgets are checked per layer and per chunk of a layer; a state budget keeps exactly the first
-``max_states`` states, as the interpreted search does. ``progress(states, transitions, depth)`` is
-called after every layer.
+Budgets are checked before every slice of a layer (``SLICE`` frontier states); a state budget keeps exactly the first
+``max_states`` states, as the interpreted search does. ``progress(Progress)`` (``checks/result.py``) is
+called after every slice.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy
 
 from kepcheck.checks.dag import evaluate, needed, value_of
 from kepcheck.checks.layout import Layout
+from kepcheck.checks.result import EngineError, Progress
 from kepcheck.checks.traced_system import TracedSystem
 from kepcheck.checks.visited import NativeVisited, Visited
 
-__all__ = ["Expansion", "NumpyExpander", "VectorExploration", "explore_vector"]
+__all__ = ["MAX_STATES", "SLICE", "Expansion", "NumpyExpander", "VectorExploration", "explore_vector"]
+
+MAX_STATES = 2**31 - 1  # state ids are 32-bit in the parent links
+SLICE = 4096  # frontier states expanded at once: budgets are checked and progress shown between slices
 
 
 @dataclass
@@ -79,6 +83,11 @@ class NumpyExpander:
         return Expansion(parents[order], numpy.concatenate(instances)[order], numpy.concatenate(packed)[order],
                          {name: numpy.concatenate(parts)[order] for name, parts in decides.items()})
 
+    def expand_slices(self, frontier: numpy.ndarray, size: int, open_steps: set) -> Iterator[Expansion]:
+        """The expansions of consecutive slices of ``size`` states of ``frontier``, in order."""
+        for start in range(0, len(frontier), size):
+            yield self.expand(frontier[start:start + size], open_steps)
+
     def judge(self, packed: numpy.ndarray, open_states: set) -> dict:
         """State property name -> bool per state (a violation, or a witness)."""
         properties = [p for p in self.system.state_properties if p.name in open_states]
@@ -106,8 +115,8 @@ class VectorExploration:
     found: dict = field(default_factory=dict)
     action_counts: dict = field(default_factory=dict)
     deadlocks: int = 0
-    parents: list = field(default_factory=list)  # per layer: parent id of each new state
-    instances: list = field(default_factory=list)  # per layer: action instance of each new state
+    parents: list = field(default_factory=list)  # per slice: parent id of each new state (int32)
+    instances: list = field(default_factory=list)  # per slice: action instance of each new state (int16)
     words: int = 0
 
     def path(self, state_id: int) -> list:
@@ -134,6 +143,7 @@ class Layers:
         self.result = VectorExploration(words=self.layout.words)
         native = getattr(expander, "native", False)
         self.visited = visited if visited is not None else (NativeVisited if native else Visited)(self.layout.words)
+        self.instance_type = numpy.int16 if len(system.instances) < 2**15 else numpy.int32  # parent links: 6 bytes
         self.open_states = {p.name for p in system.state_properties}
         self.open_steps = {p.name for p in system.step_properties}
 
@@ -145,30 +155,42 @@ class Layers:
 
     def run(self, frontier, frontier_ids) -> VectorExploration:
         while len(frontier) and self.result.complete:
-            if self.deadline is not None and time.perf_counter() > self.deadline:
-                self.result.complete, self.result.budget = False, f"time budget of {self.timeout:g} s reached"
+            parts = []
+            slices = self.expander.expand_slices(frontier, SLICE, self.open_steps)
+            for start, expansion in zip(range(0, len(frontier), SLICE), slices):
+                if self.deadline is not None and time.perf_counter() > self.deadline:  # budgets per slice
+                    self.result.complete, self.result.budget = False, f"time budget of {self.timeout:g} s reached"
+                    break
+                parts.append(self._slice(expansion, min(SLICE, len(frontier) - start), frontier_ids[start:start + SLICE]))
+                if self.progress is not None:
+                    waiting = max(0, len(frontier) - start - SLICE) + sum(len(ids) for _, ids in parts)
+                    self.progress(Progress(len(self.visited), self.result.transitions, self.result.depth + 1, waiting,
+                                           time.perf_counter() - self.started))
+                if not self.result.complete:
+                    break
+            slices.close()
+            if not parts:
                 break
-            frontier, frontier_ids = self._layer(frontier, frontier_ids)
+            frontier = numpy.concatenate([packed for packed, _ in parts])
+            frontier_ids = numpy.concatenate([ids for _, ids in parts])
             if len(frontier):
                 self.result.depth += 1
-            if self.progress is not None:
-                self.progress(len(self.visited), self.result.transitions, self.result.depth)
         self.result.states = len(self.visited)
         self.result.seconds = time.perf_counter() - self.started
         return self.result
 
-    def _layer(self, frontier, frontier_ids):
-        expansion = self.expander.expand(frontier, self.open_steps)
+    def _slice(self, expansion: Expansion, size: int, frontier_ids):
+        """Take in the expansion of part of a layer (``size`` states, in order): the new states and their ids."""
         result = self.result
         result.transitions += len(expansion.parents)
-        result.deadlocks += int(numpy.count_nonzero(numpy.bincount(expansion.parents, minlength=len(frontier)) == 0))
+        result.deadlocks += int(numpy.count_nonzero(numpy.bincount(expansion.parents, minlength=size) == 0))
         for k, count in enumerate(numpy.bincount(expansion.instances, minlength=len(self.system.instances))):
             if count:
                 name = self.system.instances[k].action.name
                 result.action_counts[name] = result.action_counts.get(name, 0) + int(count)
         for name, decides in expansion.decides.items():
             hits = numpy.flatnonzero(decides)
-            if len(hits):
+            if len(hits) and name in self.open_steps:  # (a slice expanded ahead may decide a closed one)
                 first = hits[0]
                 result.found[name] = ("step", int(frontier_ids[expansion.parents[first]]), int(expansion.instances[first]))
                 self.open_steps.discard(name)
@@ -183,8 +205,10 @@ class Layers:
 
     def _record(self, packed, first_id: int, parent_ids, instances):
         """Record the new states (ids from ``first_id``) and judge the state properties on them; their ids."""
-        self.result.parents.append(numpy.asarray(parent_ids, dtype=numpy.int64))
-        self.result.instances.append(numpy.asarray(instances, dtype=numpy.int32))
+        if first_id + len(packed) > MAX_STATES:
+            raise EngineError(f"the vector core numbers at most {MAX_STATES:,} states: give a state budget")
+        self.result.parents.append(numpy.asarray(parent_ids, dtype=numpy.int32))
+        self.result.instances.append(numpy.asarray(instances, dtype=self.instance_type))
         for name, decides in self.expander.judge(packed, self.open_states).items():
             hits = numpy.flatnonzero(decides)
             if len(hits):
