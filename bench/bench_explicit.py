@@ -237,7 +237,7 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
     table = Table(box=box.SIMPLE_HEAVY, title=f"explicit engine, variant {VARIANT}, every always/sometimes property checked",
                   title_justify="left")
     table.add_column("scenario", no_wrap=True)
-    table.add_column("core")
+    table.add_column("core", no_wrap=True)
     table.add_column("symmetry")
     table.add_column("search")
     table.add_column("states", justify="right")
@@ -294,8 +294,8 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--max-states", type=int, default=200_000, help="state budget per run (default 200000)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="time budget per run in seconds (default 120)")
+    parser.add_argument("--max-states", type=int, default=1_000_000, help="state budget per run (default 1000000)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="time budget per run in seconds (default 300)")
     parser.add_argument("--scenario", action="append", metavar="NAME_OR_FILE",
                         help="run only this scenario (name, file stem or .yaml path); repeatable")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
@@ -303,7 +303,7 @@ def main(argv=None) -> int:
 
     from rich.console import Console
 
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = Console(width=None if sys.stdout.isatty() else 180)
     log = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
     facts = machine_facts()
     console.print(f"[bold]kepcheck explicit-engine benchmark[/bold]  {facts['date']}")

@@ -1,12 +1,12 @@
 """Compact states: a state packed into a few 64-bit words, exactly.
 
-Every field of the state (``model/schema.leaves``) gets the bits its domain needs (a field that can
-only hold one value gets none) and a place in a word; a state is then ``words`` unsigned 64-bit
-integers, and a set of states an array of shape ``(states, words)``. Packing is exact — two states
-have equal words if and only if they are equal — so the visited set needs no fingerprint and has no
-collision to bound: the price is the words themselves (8 bytes each per stored state), which for
-the scenarios of this project is a few words (``bench-two-nodes-busy``: 7 words, 56 bytes; the
-SPIN toy: one word).
+Every field of the state (``model/schema.leaves``, its domain narrowed to the values it can reach by
+``checks/intervals.py``) gets the bits its domain needs (a field that can only hold one value gets
+none) and a place in a word; a state is then ``words`` unsigned 64-bit integers, and a set of
+states an array of shape ``(states, words)``. Packing is exact — two states have equal words if and
+only if they are equal — so the visited set needs no fingerprint and has no collision to bound: the
+price is the words themselves (8 bytes each per stored state), which for the scenarios of this
+project is one or two words (``bench-two-nodes-busy``: 93 bits, two words; the SPIN toy: one word).
 
 ``pack`` checks every value against its domain and raises ``ValueError`` naming the field when one
 is outside (a model bug, never a silent wrap-around).

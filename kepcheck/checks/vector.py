@@ -53,6 +53,18 @@ class NumpyExpander:
     def __init__(self, system: TracedSystem, layout: Layout):
         self.system, self.layout = system, layout
         self.names = [leaf.name for leaf in system.leaves]
+        self._nodes = {}
+
+    def _needed(self, properties: list, successors: bool = True) -> list:
+        """The nodes to evaluate: with ``successors`` every guard and successor, and the properties'
+        values (computed once per set of open properties)."""
+        key = (successors, tuple(p.name for p in properties))
+        if key not in self._nodes:
+            roots = [v for p in properties for v in p.values]
+            if successors:
+                roots += [i.guard for i in self.system.instances] + [v for i in self.system.instances for v in i.successor]
+            self._nodes[key] = needed(roots)
+        return self._nodes[key]
 
     def _columns(self, packed: numpy.ndarray) -> dict:
         return dict(zip(self.names, self.layout.unpack(packed)))
@@ -60,9 +72,7 @@ class NumpyExpander:
     def expand(self, frontier: numpy.ndarray, open_steps: set) -> Expansion:
         size = len(frontier)
         steps = [p for p in self.system.step_properties if p.name in open_steps]
-        roots = [i.guard for i in self.system.instances] + [v for i in self.system.instances for v in i.successor]
-        roots += [v for p in steps for v in p.values]
-        values = evaluate(needed(roots), self._columns(frontier))
+        values = evaluate(self._needed(steps), self._columns(frontier))
         parents, instances, packed, decides = [], [], [], {p.name: [] for p in steps}
         for k, instance in enumerate(self.system.instances):
             rows = numpy.flatnonzero(value_of(instance.guard, values, size))
@@ -93,7 +103,7 @@ class NumpyExpander:
         properties = [p for p in self.system.state_properties if p.name in open_states]
         if not properties or not len(packed):
             return {p.name: numpy.zeros(len(packed), dtype=bool) for p in properties}
-        values = evaluate(needed([p.values[0] for p in properties]), self._columns(packed))
+        values = evaluate(self._needed(properties, successors=False), self._columns(packed))
         result = {}
         for p in properties:
             holds = value_of(p.values[0], values, len(packed))
