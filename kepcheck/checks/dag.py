@@ -11,6 +11,7 @@ graph per state in C.
 
 from __future__ import annotations
 
+from functools import reduce
 from typing import Iterable
 
 import numpy
@@ -43,11 +44,7 @@ def _apply(term: Term, args: list):
         return numpy.where(args[0], args[1], args[2])
     if op == "not":
         return numpy.logical_not(args[0])
-    combine = numpy.logical_and if op == "and" else numpy.logical_or
-    result = args[0]
-    for arg in args[1:]:
-        result = combine(result, arg)
-    return result
+    return reduce(numpy.logical_and if op == "and" else numpy.logical_or, args)
 
 
 def evaluate(nodes: list, columns: dict, values: dict | None = None) -> dict:

@@ -15,6 +15,7 @@ recognises a column without importing numpy (``is_column``).
 from __future__ import annotations
 
 import sys
+from functools import reduce
 from typing import Any, Sequence
 
 __all__ = ["is_column", "where", "all_of", "any_of", "negation"]
@@ -40,20 +41,12 @@ def where(condition, then, otherwise):
 
 def all_of(terms: Sequence):
     """Conjunction of masks (plain ``True`` terms already dropped by the caller)."""
-    result = terms[0]
-    logical_and = _numpy().logical_and
-    for term in terms[1:]:
-        result = logical_and(result, term)
-    return result
+    return reduce(_numpy().logical_and, terms)
 
 
 def any_of(terms: Sequence):
     """Disjunction of masks (plain ``False`` terms already dropped by the caller)."""
-    result = terms[0]
-    logical_or = _numpy().logical_or
-    for term in terms[1:]:
-        result = logical_or(result, term)
-    return result
+    return reduce(_numpy().logical_or, terms)
 
 
 def negation(term):
