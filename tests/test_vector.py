@@ -206,3 +206,18 @@ def test_a_value_outside_its_packed_domain_names_the_field():
                      *([CompiledExpander(system, Layout(tuple(leaves)))] if available() else [])):
         with pytest.raises(ValueError, match=r"node\.0: value outside its domain \[0, 0\]"):
             explore_vector(system, expander)
+
+
+def test_without_a_c_compiler_the_vector_core_runs_on_numpy(monkeypatch):
+    """Where ``cc`` is missing: without symmetry the vector core evaluates with numpy; with symmetry
+    (canonicalisation needs the compiled evaluator) the search stays interpreted. Either way the
+    results are the interpreted search's."""
+    import kepcheck.checks.hybrid as hybrid
+
+    monkeypatch.setattr(hybrid, "available", lambda: None)
+    ctx = context("additional-preemption", "alpha-1.37")
+    assert isinstance(hybrid.prepare(ctx, SAFETY).expander, NumpyExpander)
+    assert _summary(explore_kep(ctx, SAFETY, hand_over_at=0)) == _summary(explore(kep_system(ctx, SAFETY)))
+    representative = make_representative(ctx)
+    assert _summary(explore_kep(ctx, SAFETY, symmetry=representative, hand_over_at=0)) == \
+        _summary(explore(kep_system(ctx, SAFETY), symmetry=representative))
