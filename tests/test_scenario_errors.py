@@ -11,6 +11,8 @@ import textwrap
 
 import pytest
 
+from kepcheck.spec.api_validation import dns1123_subdomain_problem, label_key_problem, priority_problem
+from kepcheck.spec.limits import SHOWN_CHARS, shown
 from kepcheck.spec.scenarios import SCENARIO_DIR, ScenarioError, default_scenarios, load_scenario, parse_scenario
 
 GOOD = """\
@@ -221,3 +223,70 @@ def test_only_resources_used_are_modelled(tmp_path):
     assert scenario.resources == ("cpu",)
     assert scenario.units == (500,)
     assert scenario.pods[0].requests == (3,)
+
+
+# --- Kubernetes' own rules (spec/api_validation.py), on Kubernetes' own test tables ----------------
+
+# staging/src/k8s.io/apimachinery/pkg/util/validation/validation_test.go, TestIsDNS1123Subdomain
+DNS1123_SUBDOMAIN_GOOD = [
+    "a", "ab", "abc", "a1", "a-1", "a--1--2--b", "0", "01", "012", "1a", "1-a", "1--a--b--2",
+    "a.a", "ab.a", "abc.a", "a1.a", "a-1.a", "a--1--2--b.a", "a.1", "ab.1", "abc.1", "a1.1", "a-1.1", "a--1--2--b.1",
+    "0.a", "01.a", "012.a", "1a.a", "1-a.a", "0.1", "01.1", "012.1", "1a.1", "1-a.1", "1--a--b--2.1",
+    "a.b.c.d.e", "aa.bb.cc.dd.ee", "1.2.3.4.5", "11.22.33.44.55", "a" * 253,
+]
+DNS1123_SUBDOMAIN_BAD = [
+    "", "A", "ABC", "aBc", "A1", "A-1", "1-A", "-", "a-", "-a", "1-", "-1", "_", "a_", "_a", "a_b", "1_", "_1", "1_2",
+    ".", "a.", ".a", "a..b", "1.", ".1", "1..2", " ", "a ", " a", "a b", "1 ", " 1", "1 2",
+    "A.a", "aB.a", "ab.A", "A1.a", "a1.A", "A.1", "aB.1", "A1.1", "1A.1", "0.A", "01.A", "012.A", "1A.a", "1a.A",
+    "A.B.C.D.E", "AA.BB.CC.DD.EE", "a.B.c.d.e", "aa.bB.cc.dd.ee", "a@b", "a,b", "a;b", "a:b", "a%b", "a?b", "a$b",
+    "a" * 254,
+    "wéb", "٣", "a\n",  # and what Go's byte-wise regexp never meets: non-ASCII letters and digits, a newline
+]
+# the same file, TestIsQualifiedName (content.IsLabelKey)
+LABEL_KEY_GOOD = [
+    "simple", "now-with-dashes", "1-starts-with-num", "1234", "simple/simple", "now-with-dashes/simple",
+    "now-with-dashes/now-with-dashes", "now.with.dots/simple", "now-with.dashes-and.dots/simple", "1-num.2-num/3-num",
+    "1234/5678", "1.2.3.4/5678", "Uppercase_Is_OK_123", "example.com/Uppercase_Is_OK_123", "requests.storage-foo",
+    "a" * 63, "a" * 253 + "/" + "b" * 63,
+]
+LABEL_KEY_BAD = [
+    "nospecialchars%^=@", "cantendwithadash-", "-cantstartwithadash-", "only/one/slash", "Example.com/abc",
+    "example_com/abc", "example.com/", "/simple", "a" * 64, "a" * 254 + "/abc",
+]
+
+
+def test_pod_and_node_names_follow_is_dns1123_subdomain():
+    assert [v for v in DNS1123_SUBDOMAIN_GOOD if dns1123_subdomain_problem(v)] == []
+    assert [v for v in DNS1123_SUBDOMAIN_BAD if not dns1123_subdomain_problem(v)] == []
+
+
+def test_opt_out_owners_follow_is_label_key():
+    assert [v for v in LABEL_KEY_GOOD if label_key_problem(v)] == []
+    assert [v for v in LABEL_KEY_BAD if not label_key_problem(v)] == []
+
+
+def test_priorities_are_those_a_priority_class_can_have():
+    good = [-(2**31), -1, 0, 10**9, 2 * 10**9, 2 * 10**9 + 1000]
+    bad = [-(2**31) - 1, 10**9 + 1, 2 * 10**9 - 1, 2 * 10**9 + 1, 2**31 - 1, 2**31, 10**30]
+    assert [v for v in good if priority_problem(v)] == []
+    assert [v for v in bad if not priority_problem(v)] == []
+
+
+def test_parse_scenario_refuses_hostile_python_values_briefly():
+    """parse_scenario is also called with Python data (tests, the generator): a huge integer, a
+    huge string or a tuple is refused with a short message, never printed whole."""
+    base = {"name": "s", "nodes": [{"name": "n1", "allocatable": {"cpu": "4"}}]}
+    for pod, field in (({"name": "a", "priority": 10**5000, "requests": {"cpu": 1}}, "pods[0].priority"),
+                       ({"name": "a" * 10**6, "requests": {"cpu": 1}}, "pods[0].name"),
+                       ({"name": ("a",), "requests": {"cpu": 1}}, "pods[0].name"),
+                       ({"name": "a", "requests": {"cpu": 10**5000}}, "pods[0].requests.cpu")):
+        with pytest.raises(ScenarioError) as caught:
+            parse_scenario({**base, "pods": [pod]}, "inline")
+        assert str(caught.value).startswith(f"inline: {field}: ") and len(str(caught.value)) < 300, str(caught.value)
+
+
+def test_messages_quote_a_short_prefix():
+    assert shown("x" * 1000) == repr("x" * SHOWN_CHARS) + "…"
+    assert shown(["lol"] * 10**6) == "a list" and shown({"a": 1}) == "a mapping"
+    assert shown(None) == "null" and shown(True) == "true" and shown(10**5000) == "a very large integer"
+    assert str(ScenarioError("bad\nfile.yaml", "name", "x")) == "bad\\nfile.yaml: name: x"

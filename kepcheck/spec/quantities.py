@@ -17,7 +17,14 @@ What is left out, deliberately: Kubernetes silently *rounds* — a cpu request o
 would check a different system than the one written down, so such values are rejected with a short
 message instead. Negative quantities (legal in the API type, never in a request) are rejected too.
 
-This module is standalone (stdlib only): ``spec/`` imports nothing of ours.
+Digits are ASCII only, as in Kubernetes' scanner (``parseQuantityString`` in
+``staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go`` accepts ``'0'``-``'9'`` and nothing
+else; ``"٣"`` or ``"２"`` is not a quantity), and surrounding whitespace is ignored as
+``Quantity.UnmarshalJSON`` ignores it (``strings.TrimSpace``). A quantity string longer than
+``MAX_QUANTITY_CHARS`` is refused before it is parsed, so hostile input costs no work; messages
+quote at most a short prefix of the value (``spec.limits.shown``).
+
+This module imports only ``spec.limits`` (stdlib otherwise).
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ import math
 import re
 from fractions import Fraction
 from typing import Any
+
+from kepcheck.spec.limits import MAX_QUANTITY_CHARS, cut, shown
 
 __all__ = ["parse_quantity", "format_quantity", "MAX_QUANTITY"]
 
@@ -52,8 +61,8 @@ _BINARY_SUFFIXES = {
     "Pi": Fraction(2**50),
     "Ei": Fraction(2**60),
 }
-_NUMBER = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)", re.DOTALL)
-_EXPONENT = re.compile(r"[eE]([+-]?\d+)")
+_NUMBER = re.compile(r"([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(.*)", re.DOTALL)  # ASCII digits only
+_EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)")
 _MAX_EXPONENT = 30  # far beyond int64 range; bounds the work done on hostile input such as "1e999999"
 
 
@@ -62,35 +71,38 @@ def _scale(resource: str) -> int:
     return 1000 if resource == "cpu" else 1
 
 
-def _suffix_factor(suffix: str, shown: str) -> Fraction:
+def _suffix_factor(suffix: str, text: str) -> Fraction:
     if suffix in _DECIMAL_SUFFIXES:
         return _DECIMAL_SUFFIXES[suffix]
     if suffix in _BINARY_SUFFIXES:
         return _BINARY_SUFFIXES[suffix]
     exponent = _EXPONENT.fullmatch(suffix)
     if exponent is None:
-        raise ValueError(f"{shown!r} is not a Kubernetes quantity")
+        raise ValueError(f"{shown(text)} is not a Kubernetes quantity")
     power = int(exponent.group(1))
     if abs(power) > _MAX_EXPONENT:
-        raise ValueError(f"quantity {shown} is out of range")
+        raise ValueError(f"quantity {cut(text)} is out of range")
     return Fraction(10) ** power
 
 
 def _exact_value(value: Any) -> tuple[Fraction, str]:
     """The quantity as an exact number of Kubernetes units, and how to show it in messages."""
     if value is None or isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        got = "null" if value is None else str(value).lower() if isinstance(value, bool) else type(value).__name__
+        got = shown(value) if value is None or isinstance(value, bool) else type(value).__name__
         raise ValueError(f"expected a quantity such as 500m or 1Gi, got {got}")
     if isinstance(value, int):
-        return Fraction(value), str(value)
+        return Fraction(value), shown(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"{value!r} is not a Kubernetes quantity")
+            raise ValueError(f"{shown(value)} is not a Kubernetes quantity")
         return Fraction(repr(value)), repr(value)  # the decimal the YAML author wrote, not the binary float
     text = value.strip()
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise ValueError(f"{shown(text)} is longer than {MAX_QUANTITY_CHARS} characters: not a quantity "
+                         "this model can use")
     match = _NUMBER.fullmatch(text)
     if match is None:
-        raise ValueError(f"{value!r} is not a Kubernetes quantity")
+        raise ValueError(f"{shown(value)} is not a Kubernetes quantity")
     sign, digits, suffix = match.groups()
     amount = Fraction(digits) * _suffix_factor(suffix, text)
     return (-amount if sign == "-" else amount), text
@@ -105,17 +117,17 @@ def parse_quantity(value: Any, resource: str) -> int:
     Raises ``ValueError`` with a short message for anything that is not a non-negative quantity
     expressible exactly in model units (see the module docstring for why nothing is rounded).
     """
-    amount, shown = _exact_value(value)
+    amount, text = _exact_value(value)
     if amount < 0:
         raise ValueError("quantity must not be negative")
     units = amount * _scale(resource)
     if units.denominator != 1:
         if resource == "cpu":
-            raise ValueError(f"cpu quantity {shown} is finer than 1m")
-        raise ValueError(f"{resource} quantity {shown} is not a whole number of bytes"
-                         if resource == "memory" else f"{resource} quantity {shown} is not a whole number")
+            raise ValueError(f"cpu quantity {text} is finer than 1m")
+        raise ValueError(f"{resource} quantity {text} is not a whole number of bytes"
+                         if resource == "memory" else f"{resource} quantity {text} is not a whole number")
     if units.numerator > MAX_QUANTITY:
-        raise ValueError(f"quantity {shown} is out of range")
+        raise ValueError(f"quantity {cut(text)} is out of range")
     return units.numerator
 
 

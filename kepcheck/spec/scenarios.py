@@ -10,20 +10,27 @@ Quantities use Kubernetes notation (``500m``, ``2``, ``1Gi``). The loader scales
 down by the greatest common divisor of every quantity of that resource in the scenario, so the
 state machine works on small integers; ``Scenario.units`` keeps the scale for display.
 
-Bad input raises ``ScenarioError`` naming the file and the field; nothing is guessed.
+Bad input raises ``ScenarioError`` naming the file and the field; nothing is guessed. The file
+is read and parsed within fixed limits (``spec.yaml_safe``, ``spec.limits``: size, nesting, alias
+expansion, YAML 1.2 core scalars); each field is validated by ``spec.scenario_fields``, with
+Kubernetes' own rules for names, opt-out owners and priorities (``spec.api_validation``); every
+collection is checked for duplicates (node names, pod names with arrivals, resizes, deletions,
+owners; mapping keys in the parser).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from kepcheck.spec.quantities import format_quantity, parse_quantity
+from kepcheck.spec.limits import shown
+from kepcheck.spec.quantities import format_quantity
+from kepcheck.spec.scenario_fields import FieldReader, ScenarioError
 from kepcheck.spec.vocabulary import RESOURCE_NAMES
+from kepcheck.spec.yaml_safe import InputError, load_document, read_text
 
 __all__ = [
     "ScenarioError", "NodeSpec", "PodSpec", "ResizeEvent", "Scenario", "load_scenario",
@@ -33,14 +40,6 @@ __all__ = [
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 INITIAL_RESIZES = ("Deferred", "Infeasible", "InProgress")
-
-
-class ScenarioError(ValueError):
-    """A scenario file is malformed. ``str()`` is one line: ``FILE: FIELD: problem``."""
-
-    def __init__(self, source: str, where: str, problem: str):
-        self.source, self.where, self.problem = source, where, problem
-        super().__init__(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -107,116 +106,47 @@ _ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents"}
 _RESIZE = {"pod", "requests"}
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """yaml.SafeLoader that refuses a key given twice in one mapping (the last would silently win)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
-class _Reader:
-    def __init__(self, source: str):
-        self.source = source
-
-    def fail(self, where: str, problem: str):
-        raise ScenarioError(self.source, where, problem)
-
-    def mapping(self, value: Any, where: str, allowed: set[str], required: tuple[str, ...] = ()) -> dict:
-        if not isinstance(value, dict):
-            self.fail(where, f"expected a mapping, got {type(value).__name__}")
-        for key in value:
-            if key not in allowed:
-                self.fail(f"{where}.{key}" if where else str(key), f"unknown field (allowed: {', '.join(sorted(allowed))})")
-        for key in required:
-            if key not in value:
-                self.fail(f"{where}.{key}" if where else key, "required field is missing")
-        return value
-
-    def sequence(self, value: Any, where: str) -> list:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.fail(where, f"expected a list, got {type(value).__name__}")
-        return value
-
-    def name(self, value: Any, where: str) -> str:
-        if not isinstance(value, str) or not value or not value.replace("-", "").replace(".", "").isalnum():
-            self.fail(where, f"{value!r} is not a valid name")
-        return value
-
-    def integer(self, value: Any, where: str, minimum: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.fail(where, f"expected an integer, got {value!r}")
-        if minimum is not None and value < minimum:
-            self.fail(where, f"must be at least {minimum}, got {value}")
-        return value
-
-    def boolean(self, value: Any, where: str) -> bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, list):  # the API field is a list of owners; non-empty = disabled
-            return bool(value)
-        self.fail(where, f"expected true/false or a list of owners, got {value!r}")
-
-    def resources(self, value: Any, where: str) -> dict[str, int]:
-        self.mapping(value, where, set(RESOURCE_NAMES))
-        result = {}
-        for resource, quantity in value.items():
-            try:
-                result[resource] = parse_quantity(quantity, resource)
-            except ValueError as error:
-                self.fail(f"{where}.{resource}", str(error))
-        return result
-
-
 def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate one scenario file.
+    """Load and validate one scenario file (read and parsed within the limits of ``spec.limits``:
+    see ``spec.yaml_safe``).
 
     A shipped scenario's source is written relative to the project (``spec/scenarios/…``) so that
     reports and traces are identical in every clone; any other file keeps the path it was given.
     """
     path = Path(path)
-    source = str(path)
-    if path.resolve().parent == SCENARIO_DIR.resolve():
-        source = f"spec/scenarios/{path.name}"
+    source = _source_name(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ScenarioError(source, "", f"cannot read file ({error.strerror})") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(source, "", "not UTF-8 text") from None
-    try:
-        document = yaml.load(text, Loader=_StrictLoader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else ""
-        problem = " ".join(str(getattr(error, "problem", None) or "invalid YAML").split())
-        raise ScenarioError(source, where, f"invalid YAML: {problem}") from None
+        document = load_document(read_text(path))
+    except InputError as error:
+        raise ScenarioError(source, error.where, error.problem) from None
     return parse_scenario(document, source)
+
+
+def _source_name(path: Path) -> str:
+    try:  # os.path.realpath, unlike Path.resolve in Python 3.11, does not raise on a symbolic-link loop
+        shipped = os.path.dirname(os.path.realpath(path)) == os.path.realpath(SCENARIO_DIR)
+    except (OSError, ValueError):
+        shipped = False
+    return f"spec/scenarios/{path.name}" if shipped else str(path)
 
 
 def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     """A scenario from a parsed YAML document; ``ScenarioError`` naming ``source`` and the field."""
-    reader = _Reader(source)
+    reader = FieldReader(source)
     if document is None:
         reader.fail("", "the file is empty")
     top = reader.mapping(document, "", _TOP, ("name", "nodes", "pods"))
-    name = reader.name(top["name"], "name")
+    name = reader.scenario_name(top["name"], "name")
     description = top.get("description", "")
     if not isinstance(description, str):
         reader.fail("description", "expected a string")
+    if not description.isprintable():  # it is printed in tables and reports: no newline, no terminal escape
+        reader.fail("description", "must be one line of printable text (no newline, tab or control character)")
     node_fields = _read_nodes(reader, top["nodes"])
-    node_names = [n for n, _, _ in node_fields]
+    node_names = {n: i for i, (n, _, _) in enumerate(node_fields)}
     environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
     pod_fields, arrivals = _read_pods(reader, top["pods"], environment, node_names)
-    pod_names = [p["name"] for p in pod_fields]
+    pod_names = {p["name"]: i for i, p in enumerate(pod_fields)}
     resize_fields, deletions, restarts, max_events = _read_environment(reader, environment, pod_names, arrivals)
     resources, scale = _scale(node_fields, pod_fields, resize_fields)
     nodes = tuple(NodeSpec(n, scale(a), d) for n, a, d in node_fields)
@@ -228,19 +158,19 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
             preemption_policy=pod["policy"], resize=pod["resize"], nominated_node=pod["nominated"],
             arrival=pod["arrival"],
         )
-        _check_pod(reader, spec, pod["where"], nodes)
+        _check_pod(reader, spec, pod["where"], nodes[node_names[spec.node]] if spec.node is not None else None)
         pods.append(spec)
     _check_nodes_hold(reader, nodes, pods, len(resources))
     resizes = tuple(ResizeEvent(p, scale(r)) for p, r in resize_fields)
     for i, event in enumerate(resizes):
-        if event.requests == pods[pod_names.index(event.pod)].requests:
+        if event.requests == pods[pod_names[event.pod]].requests:
             reader.fail(f"environment.resizes[{i}].requests", "equals the pod's current requests: not a resize")
     return Scenario(name, description, resources, scale.units, nodes, tuple(pods), resizes,
                     tuple(deletions), restarts, max_events, source)
 
 
-def _read_nodes(reader: _Reader, value: Any) -> list[tuple]:
-    """(name, allocatable, resize preemption disabled) per node, in order."""
+def _read_nodes(reader: FieldReader, value: Any) -> list[tuple]:
+    """(name, allocatable, resize preemption disabled) per node, in order; names are distinct."""
     raw_nodes = reader.sequence(value, "nodes")
     if not raw_nodes:
         reader.fail("nodes", "at least one node is required")
@@ -248,22 +178,23 @@ def _read_nodes(reader: _Reader, value: Any) -> list[tuple]:
     for i, raw in enumerate(raw_nodes):
         where = f"nodes[{i}]"
         reader.mapping(raw, where, _NODE, ("name", "allocatable"))
-        node_name = reader.name(raw["name"], f"{where}.name")
+        node_name = reader.object_name(raw["name"], f"{where}.name", "node")
         allocatable = reader.resources(raw["allocatable"], f"{where}.allocatable")
         if not allocatable:
             reader.fail(f"{where}.allocatable", "at least one resource is required")
         for resource, amount in allocatable.items():
             if amount <= 0:
                 reader.fail(f"{where}.allocatable.{resource}", "capacity must be positive")
-        disabled = reader.boolean(raw.get("disableResizePreemption", False), f"{where}.disableResizePreemption")
+        disabled = reader.opt_out(raw.get("disableResizePreemption", False), f"{where}.disableResizePreemption")
         node_fields.append((node_name, allocatable, disabled))
     names = [n for n, _, _ in node_fields]
-    _unique(reader, names, [f"nodes[{i}].name" for i in range(len(names))], "node")
+    _unique(reader, names, [f"nodes[{i}].name" for i in range(len(names))], "duplicate node name")
     return node_fields
 
 
-def _read_pods(reader: _Reader, value: Any, environment: dict, node_names: list[str]) -> tuple[list[dict], int]:
-    """The pods' fields (the declared pods, then the environment's arrivals) and the number of arrivals."""
+def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: dict) -> tuple[list[dict], int]:
+    """The pods' fields (the declared pods, then the environment's arrivals) and the number of
+    arrivals; pod names are distinct across both."""
     raw_pods = reader.sequence(value, "pods")
     raw_arrivals = reader.sequence(environment.get("arrivals"), "environment.arrivals")
     pod_fields = []
@@ -277,24 +208,25 @@ def _read_pods(reader: _Reader, value: Any, environment: dict, node_names: list[
         pod_fields.append(_read_pod(reader, raw, where, node_names, arrival=True))
     if not pod_fields:
         reader.fail("pods", "at least one pod is required")
-    _unique(reader, [p["name"] for p in pod_fields], [f"{p['where']}.name" for p in pod_fields], "pod")
+    _unique(reader, [p["name"] for p in pod_fields], [f"{p['where']}.name" for p in pod_fields], "duplicate pod name")
     return pod_fields, len(raw_arrivals)
 
 
-def _read_environment(reader: _Reader, environment: dict, pod_names: list[str], arrivals: int) -> tuple:
-    """(resizes as (pod, requests), deletions, scheduler restarts, maxEvents) of the environment."""
+def _read_environment(reader: FieldReader, environment: dict, pod_names: dict, arrivals: int) -> tuple:
+    """(resizes as (pod, requests), deletions, scheduler restarts, maxEvents) of the environment.
+    Each menu entry happens at most once, so a repeated resize (same pod, same requests) or a
+    repeated deletion is refused."""
     resize_fields = []
     for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes")):
         where = f"environment.resizes[{i}]"
         reader.mapping(raw, where, _RESIZE, ("pod", "requests"))
-        if raw["pod"] not in pod_names:
-            reader.fail(f"{where}.pod", f"unknown pod {raw['pod']!r}")
-        resize_fields.append((raw["pod"], reader.resources(raw["requests"], f"{where}.requests")))
-    deletions = []
-    for i, raw in enumerate(reader.sequence(environment.get("deletions"), "environment.deletions")):
-        if raw not in pod_names:
-            reader.fail(f"environment.deletions[{i}]", f"unknown pod {raw!r}")
-        deletions.append(raw)
+        pod = reader.reference(raw["pod"], f"{where}.pod", pod_names, "pod")
+        resize_fields.append((pod, reader.resources(raw["requests"], f"{where}.requests")))
+    _distinct_resizes(reader, resize_fields)
+    raw_deletions = reader.sequence(environment.get("deletions"), "environment.deletions")
+    deletions = [reader.reference(raw, f"environment.deletions[{i}]", pod_names, "pod")
+                 for i, raw in enumerate(raw_deletions)]
+    _unique(reader, deletions, [f"environment.deletions[{i}]" for i in range(len(deletions))], "duplicate deletion of pod")
     restarts = reader.integer(environment.get("schedulerRestarts", 0), "environment.schedulerRestarts", 0)
     if restarts > 1:
         reader.fail("environment.schedulerRestarts", "at most 1 scheduler restart is supported")
@@ -326,46 +258,46 @@ def _scale(node_fields: list, pod_fields: list, resize_fields: list) -> tuple[tu
     return resources, _Scale(resources, units)
 
 
-def _check_nodes_hold(reader: _Reader, nodes: tuple, pods: list, width: int) -> None:
+def _check_nodes_hold(reader: FieldReader, nodes: tuple, pods: list, width: int) -> None:
     """The pods on each node hold (max of allocated and actual) at most its allocatable."""
+    held = {node.name: [0] * width for node in nodes}
+    for pod in pods:
+        if pod.node is not None:
+            allocated = pod.allocated if pod.allocated is not None else pod.requests
+            actual = pod.actual if pod.actual is not None else allocated
+            held[pod.node] = [h + max(a, b) for h, a, b in zip(held[pod.node], allocated, actual)]
     for n, node in enumerate(nodes):
-        held = [0] * width
-        for pod in pods:
-            if pod.node == node.name:
-                allocated = pod.allocated if pod.allocated is not None else pod.requests
-                actual = pod.actual if pod.actual is not None else allocated
-                held = [h + max(a, b) for h, a, b in zip(held, allocated, actual)]
-        if any(h > c for h, c in zip(held, node.allocatable)):
+        if any(h > c for h, c in zip(held[node.name], node.allocatable)):
             reader.fail(f"nodes[{n}].allocatable", "the pods on this node already hold more than its allocatable "
                         "(max of allocated and actual); the kubelet would not have admitted them")
 
 
-def _read_pod(reader: _Reader, raw: dict, where: str, node_names: list[str], arrival: bool) -> dict:
-    name = reader.name(raw["name"], f"{where}.name")
+def _read_pod(reader: FieldReader, raw: dict, where: str, node_names: dict, arrival: bool) -> dict:
+    name = reader.object_name(raw["name"], f"{where}.name", "pod")
     node = raw.get("node")
-    if node is not None and node not in node_names:
-        reader.fail(f"{where}.node", f"unknown node {node!r}")
+    if node is not None:
+        reader.reference(node, f"{where}.node", node_names, "node")
     nominated = raw.get("nominatedNodeName")
-    if nominated is not None and nominated not in node_names:
-        reader.fail(f"{where}.nominatedNodeName", f"unknown node {nominated!r}")
-    policy = raw.get("preemptionPolicy", "PreemptLowerPriority")
-    if policy not in PREEMPTION_POLICIES:
-        reader.fail(f"{where}.preemptionPolicy", f"{policy!r} is not one of {', '.join(PREEMPTION_POLICIES)}")
+    if nominated is not None:
+        reader.reference(nominated, f"{where}.nominatedNodeName", node_names, "node")
+    policy = reader.one_of(raw.get("preemptionPolicy", "PreemptLowerPriority"), f"{where}.preemptionPolicy",
+                           PREEMPTION_POLICIES)
     resize = raw.get("resize")
-    if resize is not None and resize not in INITIAL_RESIZES:
-        reader.fail(f"{where}.resize", f"{resize!r} is not one of {', '.join(INITIAL_RESIZES)}")
+    if resize is not None:
+        reader.one_of(resize, f"{where}.resize", INITIAL_RESIZES)
     requests = reader.resources(raw["requests"], f"{where}.requests")
     allocated = reader.resources(raw["allocated"], f"{where}.allocated") if "allocated" in raw else None
     actual = reader.resources(raw["actual"], f"{where}.actual") if "actual" in raw else None
     return {
-        "name": name, "node": node, "priority": reader.integer(raw.get("priority", 0), f"{where}.priority"),
+        "name": name, "node": node, "priority": reader.priority(raw.get("priority", 0), f"{where}.priority"),
         "policy": policy, "resize": resize, "requests": requests, "allocated": allocated, "actual": actual,
         "nominated": nominated, "arrival": arrival, "where": where,
     }
 
 
-def _check_pod(reader: _Reader, pod: PodSpec, where: str, nodes: tuple[NodeSpec, ...]) -> None:
-    if pod.node is None:
+def _check_pod(reader: FieldReader, pod: PodSpec, where: str, node: NodeSpec | None) -> None:
+    """A pod's sizes and resize condition agree with each other and with its node (``None``: pending)."""
+    if node is None:
         for key, value in (("allocated", pod.allocated), ("actual", pod.actual), ("resize", pod.resize)):
             if value is not None:
                 reader.fail(f"{where}.{key}", "only a pod with a node can have " + key)
@@ -374,7 +306,6 @@ def _check_pod(reader: _Reader, pod: PodSpec, where: str, nodes: tuple[NodeSpec,
         return
     if pod.nominated_node is not None:
         reader.fail(f"{where}.nominatedNodeName", "a pod with a node is not nominated")
-    node = next(n for n in nodes if n.name == pod.node)
     allocated = pod.allocated if pod.allocated is not None else pod.requests
     actual = pod.actual if pod.actual is not None else allocated
     if any(v > c for v, c in zip(pod.requests, node.allocatable)):
@@ -387,12 +318,24 @@ def _check_pod(reader: _Reader, pod: PodSpec, where: str, nodes: tuple[NodeSpec,
         reader.fail(f"{where}.resize", "requests differ from allocated: say Deferred or Infeasible")
 
 
-def _unique(reader: _Reader, names: list[str], paths: list[str], kind: str) -> None:
+def _unique(reader: FieldReader, names: list[str], paths: list[str], problem: str) -> None:
+    """Refuses the second of two equal names (``problem`` says what is duplicated)."""
     seen = set()
     for name, where in zip(names, paths):
         if name in seen:
-            reader.fail(where, f"duplicate {kind} name {name!r}")
+            reader.fail(where, f"{problem} {shown(name)}")
         seen.add(name)
+
+
+def _distinct_resizes(reader: FieldReader, resize_fields: list) -> None:
+    """Two resizes of one pod to the same requests would be one menu entry offered twice."""
+    seen: dict[tuple, int] = {}
+    for i, (pod, requests) in enumerate(resize_fields):
+        key = (pod, tuple(sorted(requests.items())))
+        if key in seen:
+            reader.fail(f"environment.resizes[{i}]", f"the same resize as environment.resizes[{seen[key]}] "
+                        f"(pod {shown(pod)}, same requests): each menu entry happens at most once")
+        seen[key] = i
 
 
 def default_scenarios() -> list[Scenario]:
