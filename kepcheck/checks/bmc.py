@@ -39,7 +39,7 @@ class _Search:
 
     def __init__(self, ctx: Context, properties: list, timeout, parametric, strengthen: bool):
         self.ctx, self.started = ctx, time.perf_counter()
-        self.deadline = self.started + timeout if timeout else None
+        self.deadline, self.timeout = (self.started + timeout if timeout else None), timeout
         self.unrolling, self.sizes = setup(ctx, parametric)
         self.invariants = []
         if strengthen and any(spec.kind == ALWAYS for spec in properties):
@@ -54,6 +54,14 @@ class _Search:
                                                  reason="the symbolic engine checks only always properties")
         self.note = f"; {self.sizes.statement}" if self.sizes else ""
         self.stopped = None
+
+    def out_of_time(self, k: int, slack: float = 0.0) -> bool:
+        """Whether the time budget is spent before depth ``k`` is decided (then ``stopped`` says so)."""
+        if self.deadline is None or time.perf_counter() < self.deadline - slack:
+            return False
+        self.stopped = f"time budget of {self.timeout:g} s reached at depth {k}" + (
+            f"; no violation up to depth {k - 1}" if k else "")
+        return True
 
     def step_to(self, k: int) -> None:
         """Add T(s_k-1, s_k) ∧ Inv(s_k), simplified once before it is asserted."""
@@ -72,7 +80,7 @@ class _Search:
             verdict, why = check(self.solver, self.deadline)
             model = self.solver.model() if verdict == z3.sat else None
             self.solver.pop()
-            if verdict == z3.unknown:
+            if verdict == z3.unknown and not self.out_of_time(k, slack=0.05):
                 self.stopped = f"solver returned unknown at depth {k}: {why}"
             if model is None:
                 return
@@ -102,6 +110,8 @@ def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, dep
     search = _Search(ctx, properties, timeout, parametric, strengthen)
     k = 0
     for k in range(depth + 1):
+        if search.out_of_time(k):
+            break
         step_started = time.perf_counter()
         search.step_to(k)
         search.violations_at(k)

@@ -224,11 +224,11 @@ class CompiledExpander:
     name = "compiled"
     native = True  # the search keeps its visited set in C too (checks/visited.NativeVisited)
 
-    def __init__(self, system: TracedSystem, layout: Layout, workers: int = 1):
+    def __init__(self, system: TracedSystem, layout: Layout, workers: int = 1, timeout: float | None = None):
         if len(system.step_properties) > 32 or len(system.state_properties) > 32:
             raise ValueError("the compiled evaluator judges at most 32 step and 32 state properties")
         self.system, self.layout = system, layout
-        library = load(generate(system, layout))
+        library = load(generate(system, layout), timeout=timeout)  # TimeoutError past ``timeout`` s
         self._expand, self._judge = library.expand, library.judge
         self._expand.restype = ctypes.c_int64
         self._judge.restype = None

@@ -12,6 +12,7 @@ never loads Z3 or Hypothesis.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Callable, Protocol, Sequence
@@ -21,7 +22,7 @@ from kepcheck.spec.properties import PropertySpec
 from kepcheck.checks.result import CheckResult
 from kepcheck.model.context import Context
 
-__all__ = ["Budget", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine", "default_workers"]
+__all__ = ["Budget", "Deadline", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine", "default_workers"]
 
 
 def default_workers() -> int:
@@ -39,6 +40,29 @@ class Budget:
 
     max_states: int | None = None
     timeout: float | None = None  # seconds
+
+    def deadline(self) -> "Deadline | None":
+        """The time budget as a deadline counted from now (None without one)."""
+        return None if self.timeout is None else Deadline(time.perf_counter() + self.timeout, self.timeout)
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A time budget as a point in time (``time.perf_counter()``): every phase of a run checks the one
+    deadline of its scenario × variant (search, compiling, liveness judgement)."""
+
+    at: float
+    seconds: float  # the budget as given
+
+    def passed(self) -> bool:
+        return time.perf_counter() > self.at
+
+    def left(self) -> float:
+        return self.at - time.perf_counter()
+
+    @property
+    def reason(self) -> str:
+        return f"time budget of {self.seconds:g} s reached"
 
 
 @dataclass(frozen=True)

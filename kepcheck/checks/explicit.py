@@ -63,6 +63,7 @@ def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES
     and traces; ``workers``: the cores the vector core expands a layer on.
     """
     properties = list(properties)
+    deadline = Budget(timeout=timeout).deadline()
     liveness = [p for p in properties if p.kind == EVENTUALLY]
     if core != "interpreted" and not liveness and step_hook is None:
         exploration = explore_kep(ctx, properties, max_states=max_states, timeout=timeout, progress=progress,
@@ -73,7 +74,8 @@ def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES
         exploration = explore(kep_system(ctx, properties), max_states=max_states, timeout=timeout,
                               symmetry=None if liveness else symmetry, progress=progress, keep_graph=bool(liveness),
                               step_hook=step_hook)
-        judged = {r.property: r for r in check_liveness(ctx, exploration, liveness, fairness=fairness)} if liveness else {}
+        judged = {r.property: r for r in check_liveness(ctx, exploration, liveness, fairness=fairness,
+                                                       deadline=deadline)} if liveness else {}
     return [judged[spec.name] if spec.name in judged else judge(ctx, exploration, spec) for spec in properties]
 
 

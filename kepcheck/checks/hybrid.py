@@ -17,6 +17,7 @@ hooks are the interpreted search's (``explore_kep`` is not used with them).
 
 from __future__ import annotations
 
+import time
 from functools import partial
 from typing import Callable, NamedTuple
 
@@ -44,9 +45,10 @@ __all__ = ["HAND_OVER_AT", "Prepared", "choose_expander", "explore_kep", "prepar
 HAND_OVER_AT = 20_000  # states: past this the vector core takes over (tracing and compiling then pay off)
 
 
-def choose_expander(system: TracedSystem, layout: Layout, workers: int = 1):
-    """The compiled evaluator (on ``workers`` cores) where the machine has a C compiler, else numpy's."""
-    return CompiledExpander(system, layout, workers) if available() else NumpyExpander(system, layout)
+def choose_expander(system: TracedSystem, layout: Layout, workers: int = 1, timeout: float | None = None):
+    """The compiled evaluator (on ``workers`` cores) where the machine has a C compiler, else numpy's;
+    ``TimeoutError`` if compiling needs more than ``timeout`` seconds."""
+    return CompiledExpander(system, layout, workers, timeout) if available() else NumpyExpander(system, layout)
 
 
 class Prepared(NamedTuple):
@@ -56,11 +58,16 @@ class Prepared(NamedTuple):
     expander: object
 
 
-def prepare(ctx: Context, properties: list[PropertySpec], symmetry: bool = False, workers: int = 1) -> Prepared:
+def prepare(ctx: Context, properties: list[PropertySpec], symmetry: bool = False, workers: int = 1,
+            timeout: float | None = None) -> Prepared:
     """Trace the model of ``ctx`` with the always- and sometimes-properties of ``properties`` and
-    build its evaluator."""
+    build its evaluator; ``TimeoutError`` if that takes more than ``timeout`` seconds (tracing is
+    not interrupted, compiling is)."""
+    started = time.perf_counter()
     traced = trace_kep(ctx, properties, symmetry=symmetry)
-    return Prepared(traced, choose_expander(traced, Layout(reachable_leaves(traced)), workers))
+    layout = Layout(reachable_leaves(traced))
+    left = None if timeout is None else timeout - (time.perf_counter() - started)
+    return Prepared(traced, choose_expander(traced, layout, workers, left))
 
 
 def explore_kep(ctx: Context, properties: list[PropertySpec], *, max_states: int | None = None,
@@ -80,7 +87,13 @@ def explore_kep(ctx: Context, properties: list[PropertySpec], *, max_states: int
         return exploration
     remaining = None if timeout is None else max(0.001, timeout - exploration.seconds)
     if prepared is None:
-        prepared = prepare(ctx, properties, symmetry is not None, workers)
+        preparing = time.perf_counter()
+        try:
+            prepared = prepare(ctx, properties, symmetry is not None, workers, remaining)
+        except TimeoutError:  # the budget ran out while compiling: what the interpreted search found stands
+            exploration.complete, exploration.budget = False, f"time budget of {timeout:g} s reached"
+            exploration.seconds += time.perf_counter() - preparing
+            return exploration
     open_names = {p.name for p in properties} - set(exploration.found)
     return _go_on(ctx, prepared, open_names, search, exploration, max_states, remaining, progress, symmetry)
 

@@ -38,7 +38,7 @@ import networkx
 from kepcheck.spec.fairness import fair_action_names
 from kepcheck.spec.properties import EVENTUALLY
 
-from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.engine import Budget, Deadline, EngineOptions
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
 from kepcheck.checks.search import Exploration, explore, kep_system
 from kepcheck.model.context import Context
@@ -185,15 +185,21 @@ def _explain(ctx: Context, graph, component: set, fair: frozenset, always: set) 
     return "; ".join(parts) or "the loop keeps every fair action it enables"
 
 
-def check_liveness(ctx: Context, exploration: Exploration, properties, *, fairness=None) -> list[CheckResult]:
+class _OutOfTime(Exception):
+    """The run's deadline passed while a property was being judged."""
+
+
+def check_liveness(ctx: Context, exploration: Exploration, properties, *, fairness=None,
+                   deadline: Deadline | None = None) -> list[CheckResult]:
     """One CheckResult per eventually-property, judged on ``exploration.graph``.
 
-    ``fairness``: names of the fairness groups to assume (default: each property's own)."""
+    ``fairness``: names of the fairness groups to assume (default: each property's own);
+    ``deadline``: the run's time budget — a property whose judgement it cuts short is ``inconclusive``."""
     with caching(ctx):
-        return _judge_all(ctx, exploration, properties, fairness)
+        return _judge_all(ctx, exploration, properties, fairness, deadline)
 
 
-def _judge_all(ctx: Context, exploration: Exploration, properties, fairness) -> list[CheckResult]:
+def _judge_all(ctx: Context, exploration: Exploration, properties, fairness, deadline) -> list[CheckResult]:
     graph = exploration.graph
     states = graph.graph["states"]
     tree = _bfs_tree(graph)
@@ -214,7 +220,12 @@ def _judge_all(ctx: Context, exploration: Exploration, properties, fairness) -> 
             record.verdict, record.reason = INCONCLUSIVE, exploration.budget
             results.append(record)
             continue
-        finding = _check_one(ctx, graph, states, tree, LIVENESS[spec.name], fair)
+        try:
+            finding = _check_one(ctx, graph, states, tree, LIVENESS[spec.name], fair, deadline)
+        except _OutOfTime:
+            record.verdict, record.reason = INCONCLUSIVE, f"{deadline.reason} (judging the eventually-properties)"
+            results.append(record)
+            continue
         if finding is not None:
             record.verdict, record.trace = VIOLATED, finding.trace
             record.reason = (f"{finding.pod}: " if finding.pod else "") + finding.explanation
@@ -224,10 +235,16 @@ def _judge_all(ctx: Context, exploration: Exploration, properties, fairness) -> 
     return results
 
 
-def _check_one(ctx, graph, states, tree, liveness, fair) -> LivenessFinding | None:
+def _check_one(ctx, graph, states, tree, liveness, fair, deadline=None) -> LivenessFinding | None:
     _, depth = tree
+
+    def in_time() -> None:
+        if deadline is not None and deadline.passed():
+            raise _OutOfTime()
+
     if isinstance(liveness, EventuallyNever):
         for component in sorted(_components(graph, set(graph.nodes)), key=lambda c: min(depth[n] for n in c)):
+            in_time()
             steps = [(u, v, key) for u, v, key in graph.edges(component, keys=True)
                      if v in component and liveness.step(ctx, states[u], states[v])]
             if not steps:
@@ -242,8 +259,10 @@ def _check_one(ctx, graph, states, tree, liveness, fair) -> LivenessFinding | No
         return None
     best = None
     for pod in ctx.pod_range:
+        in_time()
         bad = {n for n in graph.nodes if not liveness.goal(ctx, states[n], pod)}
         for component in _components(graph, bad):
+            in_time()
             premise = [n for n in component if liveness.premise(ctx, states[n], pod)]
             if not premise:
                 continue
@@ -267,9 +286,11 @@ class LivenessEngine:
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
         properties = list(properties)
+        deadline = budget.deadline()
         exploration = explore(kep_system(ctx, []), max_states=budget.max_states, timeout=budget.timeout,
                               keep_graph=True, step_hook=options.on_step)
-        judged = {r.property: r for r in check_liveness(ctx, exploration, properties, fairness=options.fairness)}
+        judged = {r.property: r for r in check_liveness(ctx, exploration, properties, fairness=options.fairness,
+                                                       deadline=deadline)}
         for result in judged.values():
             result.engine = self.name
         return [judged.get(spec.name) or CheckResult(

@@ -36,8 +36,9 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("KEPCHECK_CACHE") or Path.home() / ".cache" / "kepcheck")
 
 
-def build(source: str, name: str = "model") -> Path:
-    """The shared library of ``source`` (built once per source and flags)."""
+def build(source: str, name: str = "model", timeout: float | None = None) -> Path:
+    """The shared library of ``source`` (built once per source and flags); ``TimeoutError`` when the
+    compiler needs more than ``timeout`` seconds (it is stopped: a time budget includes compiling)."""
     digest = hashlib.sha256((" ".join(_flags()) + "\n" + source).encode()).hexdigest()[:24]
     library = _cache_dir() / f"{name}-{digest}.so"
     if library.exists():
@@ -50,8 +51,13 @@ def build(source: str, name: str = "model") -> Path:
         c_file = Path(scratch) / f"{name}.c"
         c_file.write_text(source)
         built = Path(scratch) / f"{name}.so"
-        done = subprocess.run([compiler, *_flags(), "-shared", "-fPIC", "-o", str(built), str(c_file)],
-                              capture_output=True, text=True)
+        if timeout is not None and timeout <= 0:
+            raise TimeoutError(f"no time left to compile {name}.c")
+        try:
+            done = subprocess.run([compiler, *_flags(), "-shared", "-fPIC", "-o", str(built), str(c_file)],
+                                  capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"compiling {name}.c took more than {timeout:.1f} s") from None
         if done.returncode != 0:
             raise RuntimeError(f"the C compiler failed on {name}.c: {done.stderr[:2000]}")
         staged = library.with_name(f"{library.name}.{os.getpid()}")
@@ -60,8 +66,8 @@ def build(source: str, name: str = "model") -> Path:
     return library
 
 
-def load(source: str, name: str = "model") -> ctypes.CDLL:
-    return ctypes.CDLL(str(build(source, name)))
+def load(source: str, name: str = "model", timeout: float | None = None) -> ctypes.CDLL:
+    return ctypes.CDLL(str(build(source, name, timeout)))
 
 
 def pointer(array: numpy.ndarray, kind):

@@ -90,6 +90,11 @@ class PropertyViolation(AssertionError):
         self.name, self.steps = name, steps
 
 
+class BudgetReached(BaseException):
+    """The run's time or state budget is spent. Not an ``Exception``: Hypothesis lets it through
+    (it would take an ``Exception`` for a failure and shrink it), so the run stops where it is."""
+
+
 class ReplayMismatch(AssertionError):
     """A trace recorded by a walk did not replay through the model to the same states: a model bug
     (nondeterminism or a label that does not identify its action)."""
@@ -103,6 +108,17 @@ class WalkStats:
     states: set = field(default_factory=set)
     witnesses: dict = field(default_factory=dict)  # sometimes check name -> steps tuple
     successors: dict = field(default_factory=dict)  # state -> tuple of (action, next state), memoised
+    violations: dict = field(default_factory=dict)  # always check name -> the first violating walk (steps)
+    deadline: float | None = None  # the time budget, as a time.perf_counter() value
+    max_states: int | None = None  # the state budget: distinct states visited
+
+    def spent(self) -> str:
+        """Which budget is spent ("" if none)."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            return "time"
+        if self.max_states is not None and len(self.states) >= self.max_states:
+            return "state"
+        return ""
 
     def enabled(self, ctx: Context, state: State) -> tuple:
         """``next_steps`` of a state, memoised: walks and Hypothesis' shrinking revisit states often."""
@@ -136,6 +152,8 @@ class KepWalk(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def step(self, data):
+        if self.stats.spent():
+            raise BudgetReached()
         enabled = self.stats.enabled(self.ctx, self.state)
         if not enabled:
             note("deadlock: no action is enabled")
@@ -171,6 +189,7 @@ class KepWalk(RuleBasedStateMachine):
         else:
             holds = check.predicate(self.ctx, *self.last_step)
         if not holds:
+            self.stats.violations.setdefault(check.name, tuple(self.steps))  # kept if shrinking runs out of budget
             raise PropertyViolation(check.name, tuple(self.steps))
 
 
@@ -233,7 +252,7 @@ def _first_violation(ctx: Context, check: Check, labels: list[str]) -> int | Non
     return None
 
 
-def _minimise(ctx: Context, check: Check, labels: list[str]) -> list[str]:
+def _minimise(ctx: Context, check: Check, labels: list[str], deadline: float | None = None) -> list[str]:
     """Delete steps of a violating walk while it still violates ``check`` (one step at a time, each
     candidate replayed through the model), and cut it at the first violation. Hypothesis shrinks
     the choices it made; this finishes the job where deleting a step changes what the later choice
@@ -243,7 +262,7 @@ def _minimise(ctx: Context, check: Check, labels: list[str]) -> list[str]:
         raise ReplayMismatch(f"{check.name}: the walk {labels} does not violate it when replayed")
     labels = labels[:cut]
     improved = True
-    while improved:
+    while improved and (deadline is None or time.perf_counter() < deadline):  # (past it: a longer real trace)
         improved = False
         for i in range(len(labels)):
             candidate = labels[:i] + labels[i + 1:]
@@ -263,13 +282,15 @@ class _Hunt:
     shrunk: dict  # check name -> length of the walk as Hypothesis shrank it
     runs: int
     budget: str = ""  # what was run, in words (the reason of every verdict)
+    stopped: str = ""  # "time" or "state" when a budget stopped the walks
 
 
-def _hunt(ctx: Context, checks: list, run_settings, seed: int) -> _Hunt:
-    """Run the walks until a run finds no violation of the checks still watched (see the module docstring)."""
+def _hunt(ctx: Context, checks: list, run_settings, seed: int, stats: WalkStats) -> _Hunt:
+    """Run the walks until a run finds no violation of the checks still watched (see the module
+    docstring), or the budget in ``stats`` is spent (``stopped`` says which)."""
     remaining = [c for c in checks if c.kind == ALWAYS]
     witnessing = [c for c in checks if c.kind == SOMETIMES]
-    hunt = _Hunt(WalkStats(), {}, {}, 0)
+    hunt = _Hunt(stats, {}, {}, 0)
     while True:
         hunt.runs += 1
         machine = hypothesis_seed(seed)(machine_for(ctx, remaining, witnessing, hunt.stats))
@@ -277,17 +298,26 @@ def _hunt(ctx: Context, checks: list, run_settings, seed: int) -> _Hunt:
             run_state_machine_as_test(machine, settings=run_settings)
         except PropertyViolation as violation:
             check = next(c for c in remaining if c.name == violation.name)
-            walk = _replayed(ctx, violation.steps)  # the walk as Hypothesis shrank it
-            hunt.violations[check.name] = replay(ctx, _minimise(ctx, check, walk.labels))
-            hunt.shrunk[check.name] = len(walk)
+            _record_violation(ctx, hunt, check, violation.steps)  # the walk as Hypothesis shrank it
             remaining = [c for c in remaining if c.name != check.name]
-            if remaining:
+            if remaining and not stats.spent():
                 continue
+        except BudgetReached:  # a violation whose shrinking the budget cut short keeps its first walk
+            for check in [c for c in remaining if c.name in stats.violations]:
+                _record_violation(ctx, hunt, check, stats.violations[check.name])
+        hunt.stopped = stats.spent()
         return hunt
 
 
+def _record_violation(ctx: Context, hunt: _Hunt, check: Check, steps: tuple) -> None:
+    walk = _replayed(ctx, steps)
+    hunt.violations[check.name] = replay(ctx, _minimise(ctx, check, walk.labels, hunt.stats.deadline))
+    hunt.shrunk[check.name] = len(walk)
+
+
 def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, *, examples: int | None = None,
-                 steps: int | None = None, seed: int = 0, profile: str = "ci", differential: bool = True) -> list[CheckResult]:
+                 steps: int | None = None, seed: int = 0, profile: str = "ci", differential: bool = True,
+                 budget: Budget = Budget()) -> list[CheckResult]:
     """Random walks over ``ctx``: one ``CheckResult`` per property (catalog order), then one per
     differential check (``differential=True``), all with ``engine="random"``.
 
@@ -296,7 +326,9 @@ def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, 
     (registered with Hypothesis as ``kepcheck-ci`` / ``kepcheck-deep``; both derandomized, no
     example database, no deadline). ``states`` counts the distinct states the
     walks visited, ``transitions`` the steps taken, ``depth`` the longest walk — over every run,
-    shrinking included.
+    shrinking included. ``budget``: the walks stop (before the next step) once ``timeout`` seconds
+    have passed or ``max_states`` distinct states were visited; a violation already met is still
+    reported (its walk minimised while time remains), and every reason names the budget reached.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
@@ -306,11 +338,14 @@ def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, 
     base = settings.get_profile(f"kepcheck-{profile}")
     examples = base.max_examples if examples is None else examples
     steps = base.stateful_step_count if steps is None else steps
+    stats = WalkStats(deadline=started + budget.timeout if budget.timeout else None, max_states=budget.max_states)
     with caching(ctx):
-        hunt = _hunt(ctx, checks, settings(base, max_examples=examples, stateful_step_count=steps), seed)
-        hunt.budget = (f"random walks, not a proof: {hunt.runs} run(s) of up to {examples} walks x {steps} steps "
-                       f"(seed {seed}, profile {profile}); {hunt.stats.walks} walks run (Hypothesis adds a few for its "
-                       f"own phases), {hunt.stats.transitions} steps, {len(hunt.stats.states)} distinct states")
+        hunt = _hunt(ctx, checks, settings(base, max_examples=examples, stateful_step_count=steps), seed, stats)
+        stopped = ("" if not hunt.stopped else f"time budget of {budget.timeout:g} s reached; " if hunt.stopped == "time"
+                   else f"state budget of {budget.max_states} reached; ")
+        hunt.budget = (f"{stopped}random walks, not a proof: {hunt.runs} run(s) of up to {examples} walks x {steps} "
+                       f"steps (seed {seed}, profile {profile}); {hunt.stats.walks} walks run (Hypothesis adds a few "
+                       f"for its own phases), {hunt.stats.transitions} steps, {len(hunt.stats.states)} distinct states")
         return _results(ctx, properties, checks, hunt, time.perf_counter() - started)
 
 
@@ -349,13 +384,13 @@ def _results(ctx: Context, properties: list, checks: list, hunt: _Hunt, seconds:
 
 
 class RandomEngine:
-    """The random engine (``Engine`` protocol); ``--timeout`` and ``--max-states`` do not apply."""
+    """The random engine (``Engine`` protocol); ``--timeout`` and ``--max-states`` stop the walks."""
 
     name = "random"
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
         return check_random(ctx, properties, examples=options.examples, steps=options.steps, seed=options.seed,
-                            profile=options.profile)
+                            profile=options.profile, budget=budget)
 
 
 ENGINE = RandomEngine()
