@@ -9,8 +9,8 @@ Subcommands:
 
 This module parses arguments and prints; the checking itself is ``checks/run.py``.
 
-Exit codes: 0 every verdict matches the manifest (or has no expectation); 1 some verdict differs;
-2 bad input or usage; 3 some verdict is inconclusive within the budget (and none differs).
+Exit codes: ``checks/exits.py`` (0 as expected, 1 differs, 2 usage or input, 3 inconclusive, 4
+internal error, 128 + signal when interrupted). Every error is one line on stderr, never a traceback.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import json
 import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
 from kepcheck.spec.fairness import DEFAULT_FAIRNESS, FAIRNESS_GROUPS
 from kepcheck.spec.properties import EVENTUALLY, PROPERTIES, SOMETIMES
@@ -28,6 +27,14 @@ from kepcheck.spec.scenarios import ScenarioError, default_scenarios
 from kepcheck.spec.variants import DECISIONS, VARIANTS
 
 from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.exits import (
+    EXIT_DIFFERS, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, OUTPUT_FLAGS, UsageError, internal_error,
+    validate_options,
+)
+from kepcheck.checks.output import (
+    Interrupted, OutputError, ascii_only, console as _console, install_interrupt_handlers,
+    interrupt_handled, quiet_stdout, restore_handlers, say as _say, table as _table, tolerant_streams,
+)
 from kepcheck.checks.report import counted, format_trace, result_record
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, SYMBOLS, VIOLATED, replay
 from kepcheck.checks.review import variant_diff, write_review
@@ -40,28 +47,11 @@ from kepcheck.model.mutants import MUTANTS
 
 __all__ = ["main", "build_parser"]
 
-EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (exit 2, as argparse does)."""
 
-
-class UsageError(Exception):
-    pass
-
-
-def _console(stream):
-    from rich.console import Console  # rich loads in about 0.1 s: only when something is printed
-
-    return Console(file=stream, highlight=False, soft_wrap=False, width=200 if not stream.isatty() else None)
-
-
-def _table(title: str, columns, rows):
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in columns:
-        table.add_column(column)
-    for row in rows:
-        table.add_row(*row)
-    return table
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
 
 
 def _list_document() -> dict:
@@ -79,7 +69,7 @@ def _list_document() -> dict:
 
 def command_list(options) -> int:
     if options.json:
-        print(json.dumps(_list_document(), indent=2, ensure_ascii=False))
+        print(json.dumps(_list_document(), indent=2, ensure_ascii=ascii_only(sys.stdout)))
         return EXIT_OK
     console = _console(sys.stdout)
     console.print(_table("Scenarios", ("name", "description"), ((s.name, s.description) for s in default_scenarios())))
@@ -176,16 +166,21 @@ def command_check(options) -> int:
     started = time.perf_counter()
     outcome = _run_all(scenarios, variants, properties, engine_name=engine_name, mutants=mutants,
                        budget=Budget(options.max_states, options.timeout), options=_engine_options(options),
-                       record_lifecycle=bool(options.report))
-    if options.report:
-        index = write_review(outcome, Path(options.report), include_times=not options.no_times)
-        print(f"kepcheck: wrote the design review report {index}", file=sys.stderr)
+                       record_lifecycle=options.report is not None)
+    options.outcome_code = _exit_code([r for run in outcome for r in run.results])
+    if options.report is not None:
+        try:
+            index = write_review(outcome, options.report, include_times=not options.no_times)
+            _say(f"kepcheck: wrote the design review report {index}")
+        except OutputError as error:  # the records are still printed; the run then exits 2
+            _say(f"kepcheck: error: --report {error}")
+            options.outcome_code = EXIT_USAGE
     if options.json:
         print(json.dumps([result_record(run.ctx, r) for run in outcome for r in run.results], indent=2,
-                         ensure_ascii=False))
+                         ensure_ascii=ascii_only(sys.stdout)))
     else:
         _print_check(options, outcome, properties, scenarios, variants, started)
-    return _exit_code([r for run in outcome for r in run.results])
+    return options.outcome_code
 
 
 def _run_all(scenarios, variants, properties, **options) -> list:
@@ -217,9 +212,10 @@ def _peak_mib() -> float:
 def command_report(options) -> int:
     outcome = _run_all(select_scenarios(options.scenario), select_variants(options.variant), list(PROPERTIES),
                        record_lifecycle=True)
-    index = write_review(outcome, Path(options.out), include_times=not options.no_times)
+    index = write_review(outcome, options.out, include_times=not options.no_times)
+    options.outcome_code = _exit_code([r for run in outcome for r in run.results])
     print(f"wrote {index}")
-    return _exit_code([r for run in outcome for r in run.results])
+    return options.outcome_code
 
 
 def command_diff(options) -> int:
@@ -299,8 +295,9 @@ def _check_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kepcheck", description="Model checker for KEP-5836: scheduler "
-                                     "preemption for in-place pod resize.")
+    parser = _Parser(prog="kepcheck", description="Model checker for KEP-5836: scheduler preemption for in-place pod "
+                     "resize.")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", required=True)
     listing = sub.add_parser("list", help="list scenarios, variants, properties and mutants")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
@@ -319,27 +316,50 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--variant", default="alpha-1.37", metavar="NAME")
     again.add_argument("--mutant", action="append", metavar="NAME")
     again.add_argument("labels", nargs="*", metavar="LABEL", help='e.g. "PreemptForResize(pod=web)"')
+    for command in sub.choices.values():  # --debug after the subcommand too (the default stays the global one)
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
 
 
+_DEBUG_HELP = "on an internal error show the Python traceback (otherwise one line, exit 4)"
 COMMANDS = {"list": command_list, "check": command_check, "replay": command_replay, "report": command_report,
             "diff": command_diff}
 
 
-def main(argv: list[str] | None = None) -> int:
-    options = build_parser().parse_args(argv)
-    for name in ("max_states", "timeout", "depth", "max_k", "examples", "steps", "workers"):
-        value = getattr(options, name, None)
-        if value is not None and value <= 0:
-            print(f"kepcheck: error: --{name.replace('_', '-')} must be positive", file=sys.stderr)
-            return EXIT_USAGE
+def _run_command(options) -> int:
+    """Run the subcommand and turn every way it can end into an exit code and at most one line."""
     try:
-        return COMMANDS[options.command](options)
+        validate_options(options)
+        code = COMMANDS[options.command](options)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
     except (ScenarioError, SelectionError, UsageError) as error:
-        print(f"kepcheck: error: {error}", file=sys.stderr)
+        _say(f"kepcheck: error: {error}")
         return EXIT_USAGE
+    except OutputError as error:
+        _say(f"kepcheck: error: {OUTPUT_FLAGS['report' if options.command == 'check' else 'out']} {error}")
+        return EXIT_USAGE
+    except KeyboardInterrupt as error:
+        interrupt_handled()
+        _say("kepcheck: interrupted" + (f" ({error})" if isinstance(error, Interrupted) else ""))
+        return error.code if isinstance(error, Interrupted) else EXIT_INTERRUPTED
     except BrokenPipeError:
-        return EXIT_OK
+        quiet_stdout()
+        return getattr(options, "outcome_code", EXIT_OK)
+    except Exception as error:  # noqa: BLE001 - the last resort: one line, exit 4
+        return internal_error(options, error)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``kepcheck`` with ``argv`` (default: the command line); returns the exit code (argparse's own
+    errors and ``--help`` exit through ``SystemExit``, code 2 and 0)."""
+    tolerant_streams()
+    options = build_parser().parse_args(argv)
+    handlers = install_interrupt_handlers()
+    try:
+        return _run_command(options)
+    finally:
+        restore_handlers(handlers)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
 from kepcheck.checks.lifecycle import (
     NEVER_FIRED_EXPLANATIONS, LifecycleGraph, edge_label, lifecycle_dot, lifecycle_graph, lifecycle_mermaid,
 )
+from kepcheck.checks.output import REPORT_HEADING, atomic_directory, check_output_dir
 from kepcheck.checks.report import counted, replay_line
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, SYMBOLS, VIOLATED, CheckResult
 from kepcheck.checks.trace_report import kind_suffix, markdown_cell, trace_file_name, trace_markdown, write_itf
@@ -92,7 +93,7 @@ def _headline(outcome, grouped: dict, properties: list, written: int, include_ti
     variants = list(dict.fromkeys(run.ctx.variant.name for run in outcome))
     differs = [r for r in all_results if not r.matches and r.verdict != INCONCLUSIVE]
     inconclusive = [r for r in all_results if r.verdict == INCONCLUSIVE]
-    lines = ["# KEP-5836 design review: scheduler preemption for in-place pod resize", ""]
+    lines = [f"{REPORT_HEADING}: scheduler preemption for in-place pod resize", ""]
     lines.append(f"{len(all_results)} checks: {counted(len(grouped), 'scenario')} × {counted(len(variants), 'variant')} × "
                  f"{counted(len(properties), 'property', 'properties')} (explicit-state engine). "
                  f"{sum(1 for r in all_results if r.expected is not None and r.matches)} as the manifest expects, "
@@ -142,9 +143,19 @@ def write_review(outcome, out_dir, *, include_times: bool = True, lifecycle: Lif
     """Write ``out_dir/index.md``, ``out_dir/lifecycle.dot`` and ``out_dir/traces/*.md|*.itf.json``
     for ``outcome`` (the ``ContextRun`` values of ``checks.run.run_checks``). Returns the path of
     ``index.md``. The lifecycle diagram and the action coverage are those of the run's lifecycle
-    variant (``outcome_lifecycle``), or ``lifecycle`` when given."""
+    variant (``outcome_lifecycle``), or ``lifecycle`` when given.
+
+    The report is built in a staging directory beside ``out_dir`` and renamed into place
+    (``checks/output.py``): an existing report there is replaced whole, an error or interrupt leaves
+    it as it was. A path that cannot take a report raises ``OutputError`` (one line)."""
     outcome = list(outcome)
-    out = Path(out_dir)
+    target = check_output_dir(out_dir)
+    with atomic_directory(target, shown=out_dir) as staging:
+        _write_review_files(outcome, staging, include_times, lifecycle)
+    return Path(out_dir) / "index.md"
+
+
+def _write_review_files(outcome: list, out: Path, include_times: bool, lifecycle: LifecycleGraph | None) -> None:
     traces_dir = out / "traces"
     traces_dir.mkdir(parents=True, exist_ok=True)
     grouped = _group(outcome)
@@ -160,10 +171,7 @@ def write_review(outcome, out_dir, *, include_times: bool = True, lifecycle: Lif
         lines += _lifecycle_section(graph)
         lines += _coverage_section(graph)
     lines += _findings_section(outcome)
-    text = "\n".join(lines).rstrip("\n") + "\n"
-    index = out / "index.md"
-    index.write_text(text, encoding="utf-8")
-    return index
+    (out / "index.md").write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
 
 
 def _expectation_notes(rows) -> list[str]:
