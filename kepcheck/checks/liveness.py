@@ -18,9 +18,11 @@ of its states is taken on some edge inside it. Checking the maximal components s
 sub-cycle of an unfair component is unfair too).
 
 A violation is a lasso in the common trace type: the shortest prefix (breadth-first) to the
-first premise state of the component, and a loop inside the component that takes every fair
-action the component keeps enabled; ``Trace.loop`` is the index of the state the
-loop returns to (the last state repeats it). A bad state with no successor is a loop of length
+first premise state of the component, and a loop inside the component that is itself a fair run:
+it takes every fair action the component keeps enabled, and every fair action instance enabled
+in all the states it passes is taken in it (otherwise the loop is routed through a state of the
+component where that action is disabled); ``Trace.loop`` is the index of the state the loop
+returns to (the last state repeats it). A bad state with no successor is a loop of length
 zero: the run stays there forever.
 
 What the check cannot see: real time. A resize that is resolved only after the 5-minute flush or
@@ -32,6 +34,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass
+from functools import partial
 
 import networkx
 
@@ -112,43 +115,84 @@ def _path(graph, sources: set, targets: set, allowed: set):
     return None, None
 
 
-def _loop(graph, component: set, entry, required: set):
-    """A cycle from ``entry`` back to ``entry`` inside the component that takes every required action."""
-    steps = []
-    current = entry
-    inside = [(u, v, key) for u, v, key in graph.edges(component, keys=True) if v in component]
-    for action in sorted(required, key=lambda a: a.label()):
-        u, v, _ = next(edge for edge in sorted(inside, key=lambda e: (e[0], e[1])) if edge[2] == action)
+def _inside_edges(graph, component: set) -> list:
+    """The edges between states of ``component``, in a fixed order (source, target, action label)."""
+    return sorted(((u, v, key) for u, v, key in graph.edges(component, keys=True) if v in component),
+                  key=lambda e: (e[0], e[1], e[2].label()))
+
+
+def _tour(graph, component: set, entry, edges: list, visits: list) -> list:
+    """Steps (action, node) of a cycle from ``entry`` back to ``entry`` inside ``component`` that
+    takes each edge of ``edges`` and passes each state of ``visits`` (in that order, by shortest
+    paths); at least one step."""
+    steps, current = [], entry
+    for u, v, action in edges:
         _, to_u = _path(graph, {current}, {u}, component)
         steps += to_u + [(action, v)]
         current = v
-    if current != entry or not steps:
-        if current == entry:  # a loop must take at least one step: use the shortest cycle through entry
-            candidates = [(key, v) for _, v, key in graph.out_edges(entry, keys=True) if v in component]
-            action, target = sorted(candidates, key=lambda c: (c[1] != entry, c[0].label()))[0]
-            steps.append((action, target))
-            current = target
-        _, back = _path(graph, {current}, {entry}, component)
-        steps += back
+    for node in visits:
+        _, to_node = _path(graph, {current}, {node}, component)
+        steps += to_node
+        current = node
+    if current == entry and not steps:  # a loop must take at least one step: the shortest cycle through entry
+        candidates = [(key, v) for _, v, key in graph.out_edges(entry, keys=True) if v in component]
+        action, current = sorted(candidates, key=lambda c: (c[1] != entry, c[0].label()))[0]
+        steps.append((action, current))
+    if current != entry:
+        steps += _path(graph, {current}, {entry}, component)[1]
     return steps
 
 
+def _unfair_on(graph, entry, steps: list, fair: frozenset) -> set:
+    """The fair action instances enabled in every state of the loop ``steps`` (from ``entry``) and
+    taken on none of its steps: what weak fairness forbids a printed loop to leave out."""
+    nodes = [entry] + [node for _, node in steps]
+    always = set.intersection(*({a for a in _enabled(graph, n) if a.name in fair} for n in nodes))
+    return always - {action for action, _ in steps}
+
+
+def _loop(graph, component: set, entry, required: set, fair: frozenset, edges: tuple = ()) -> list:
+    """A cycle from ``entry`` back to ``entry`` inside the component that takes ``edges`` and an
+    edge of every required action, and is itself fair: a fair action instance that would stay
+    enabled on the whole printed loop without being taken gets a state of the component where it
+    is disabled added to the tour (the component is fair, so one exists), until none is left. Each
+    round adds a state for an action that no later tour can keep enabled throughout, so it ends."""
+    inside = _inside_edges(graph, component)
+    tour_edges = list(edges) + [next(e for e in inside if e[2] == action)
+                                for action in sorted(required - {e[2] for e in edges}, key=lambda a: a.label())]
+    _, distance = _bfs_tree_within(graph, entry, component)
+    visits: list = []
+    while True:
+        steps = _tour(graph, component, entry, tour_edges, visits)
+        missing = _unfair_on(graph, entry, steps, fair)
+        if not missing:
+            return steps
+        for action in sorted(missing, key=lambda a: a.label()):
+            disabled = [n for n in component if action not in _enabled(graph, n)]
+            visits.append(min(disabled, key=lambda n: (distance.get(n, len(component)), n)))
+
+
 def _bfs_tree(graph, start=0):
+    return _bfs_tree_within(graph, start, None)
+
+
+def _bfs_tree_within(graph, start, allowed: set | None):
+    """Breadth-first parents and depths from ``start`` (inside ``allowed`` when given)."""
     parents = {start: (None, None)}
     depth = {start: 0}
     queue = deque([start])
     while queue:
         node = queue.popleft()
         for _, target, action in _out_edges(graph, node):
-            if target not in parents:
+            if target not in parents and (allowed is None or target in allowed):
                 parents[target] = (node, action)
                 depth[target] = depth[node] + 1
                 queue.append(target)
     return parents, depth
 
 
-def _lasso(graph, states, tree, entry, component: set, required: set) -> Trace:
-    """Shortest prefix to ``entry``, then a loop inside ``component`` back to ``entry``."""
+def _lasso(graph, states, tree, entry, component: set, required: set, fair: frozenset, edges: tuple = ()) -> Trace:
+    """Shortest prefix to ``entry``, then a fair loop inside ``component`` back to ``entry`` (``_loop``)."""
     parents, _ = tree
     prefix = []
     node = entry
@@ -157,7 +201,7 @@ def _lasso(graph, states, tree, entry, component: set, required: set) -> Trace:
         prefix.append((action, node))
         node = parent
     prefix.reverse()
-    loop_steps = [] if graph.out_degree(entry) == 0 else _loop(graph, component, entry, required)
+    loop_steps = [] if graph.out_degree(entry) == 0 else _loop(graph, component, entry, required, fair, edges)
     return Trace(tuple((action, states[n]) for action, n in prefix + loop_steps), loop=len(prefix) - 1)
 
 
@@ -253,7 +297,7 @@ def _check_one(ctx, graph, states, tree, liveness, fair, deadline=None) -> Liven
             if not is_fair:
                 continue
             entry = min(component, key=lambda n: depth[n])
-            trace = _lasso(graph, states, tree, entry, component, set(always) | {steps[0][2]})
+            trace = _lasso(graph, states, tree, entry, component, set(always), fair, edges=(steps[0],))
             return LivenessFinding(trace, None, "a fair loop keeps evicting: "
                                    + _explain(ctx, graph, component, fair, always))
         return None
@@ -272,7 +316,7 @@ def _check_one(ctx, graph, states, tree, liveness, fair, deadline=None) -> Liven
             start = min(premise, key=lambda n: (depth[n], n))
             if best is not None and depth[start] >= best[0]:
                 continue
-            trace = _lasso(graph, states, tree, start, component, always)
+            trace = _lasso(graph, states, tree, start, component, always, fair)
             best = (depth[start], LivenessFinding(trace, ctx.names[pod], _explain(ctx, graph, component, fair, always)))
     return best[1] if best else None
 
@@ -287,8 +331,9 @@ class LivenessEngine:
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
         properties = list(properties)
         deadline = budget.deadline()
+        progress = None if options.progress is None else partial(options.progress, ctx)
         exploration = explore(kep_system(ctx, []), max_states=budget.max_states, timeout=budget.timeout,
-                              keep_graph=True, step_hook=options.on_step)
+                              keep_graph=True, step_hook=options.on_step, progress=progress)
         judged = {r.property: r for r in check_liveness(ctx, exploration, properties, fairness=options.fairness,
                                                        deadline=deadline)}
         for result in judged.values():
