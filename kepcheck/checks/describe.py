@@ -10,8 +10,7 @@ its two states:
 * ``messages`` — the step as sequence-diagram lines between the user, kube-apiserver,
   kube-scheduler and each node's kubelet: the Mermaid diagram;
 * ``clause`` — one sentence in plain words: the narrative of the trace report;
-* ``free`` — per node, the free capacity as the scheduler and as the kubelet see it;
-* ``itf`` — the state as an ITF record (Apalache ADR-015) with the action in ``#meta.action``.
+* ``itf`` — the state as an ITF state object (Apalache ADR-015), encoded by ``checks/itf.py``.
 
 What each action says is one ``_Teller`` per action name (``_TELLERS``), in the order of
 ``spec/transitions.ACTIONS``.
@@ -24,15 +23,16 @@ from dataclasses import dataclass
 from kepcheck.spec.quantities import format_quantity
 from kepcheck.spec.vocabulary import Actor, Phase, Queue, ResizeReason
 
+from kepcheck.checks.itf import itf_state
 from kepcheck.checks.result import Trace
 from kepcheck.model.actions import ACTOR_OF
 from kepcheck.model.context import Context
 from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
 from kepcheck.model.step import Action
-from kepcheck.model.views import admitted, kubelet_free, scheduler_free
+from kepcheck.model.views import admitted
 
 __all__ = ["StepDescription", "describe_trace", "describe_step", "describe_pod", "describe_pod_changes",
-           "free_capacity", "itf_state", "kubelet_participant", "delta", "PHASES", "REASONS", "QUEUES"]
+           "itf_state", "kubelet_participant", "delta", "PHASES", "REASONS", "QUEUES"]
 
 PHASES = {Phase.ABSENT: "Absent", Phase.PENDING: "Pending", Phase.BOUND: "Bound", Phase.RUNNING: "Running",
           Phase.TERMINATING: "Terminating", Phase.GONE: "Gone", Phase.REJECTED: "Failed (OutOfcpu/OutOfmemory)"}
@@ -48,7 +48,6 @@ class StepDescription:
     changes: tuple  # lines in words (the initial state: one line per pod)
     messages: tuple  # ((source, target, text), ...); target "note" is a note over source
     clause: str  # the step in one sentence ("" for the initial state)
-    free: str
     itf: dict
     loop_start: bool  # the lasso's loop returns to this state
 
@@ -129,6 +128,11 @@ def describe_pod_changes(ctx: Context, index: int, old: PodState, new: PodState)
         changes.append(f"{name}: scheduler assumes {ctx.format(new.assumed) if any(new.assumed) else 'nothing'}")
     if old.tracking != new.tracking:
         changes.append(f"{name}: scheduler {'tracks' if new.tracking else 'forgets'} its victims in flight")
+    if old.promised != new.promised:  # a ghost: what the properties count as the scheduler's promise
+        changes.append(f"{name}: resize promise (what the scheduler preempted for) "
+                       + (ctx.format(new.promised) if any(new.promised) else "dropped"))
+    if new.observed and not old.observed and old.resize == new.resize and old.allocated == new.allocated:
+        changes.append(f"{name}: the kubelet has evaluated the new spec")
     return changes
 
 
@@ -137,54 +141,11 @@ def _changes(ctx: Context, before: State, after: State) -> list[str]:
     for i, (old, new) in enumerate(zip(before.pods, after.pods)):
         changes += describe_pod_changes(ctx, i, old, new)
     for node in ctx.node_range:
-        if before.retry_due[node] != after.retry_due[node] and after.retry_due[node]:
-            changes.append(f"kubelet on {ctx.node_names[node]}: a retry of pending resizes is due")
+        if before.retry_due[node] != after.retry_due[node]:
+            changes.append(f"kubelet on {ctx.node_names[node]}: "
+                           + ("a retry of pending resizes is due" if after.retry_due[node] else "the due retry is done"))
     return changes
 
-
-def free_capacity(ctx: Context, state: State) -> str:
-    """Per node: free capacity as the scheduler sees it / as the kubelet sees it."""
-    parts = []
-    for node in ctx.node_range:
-        parts.append(f"{ctx.node_names[node]}: scheduler {ctx.format(scheduler_free(ctx, state, node))}"
-                     f" / kubelet {ctx.format(kubelet_free(ctx, state, node))}")
-    return "; ".join(parts)
-
-
-def _itf_value(value):
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return {"#bigint": str(value)}
-    if isinstance(value, tuple):
-        return {"#tup": [_itf_value(v) for v in value]}
-    return value
-
-
-def itf_state(ctx: Context, state: State, action: Action | None, index: int) -> dict:
-    """The state as an ITF record, the action that led there in ``#meta.action`` (``init`` first)."""
-    pods = {}
-    for i, pod in enumerate(state.pods):
-        pods[ctx.names[i]] = {
-            "phase": PHASES[pod.phase],
-            "node": _node(ctx, pod.node),
-            "desired": _itf_value(pod.desired),
-            "allocated": _itf_value(pod.allocated),
-            "actual": _itf_value(pod.actual),
-            "podResizePending": REASONS[pod.resize],
-            "podResizeInProgress": pod.in_progress,
-            "queue": QUEUES[pod.queue],
-            "nominatedNodeName": _node(ctx, pod.nominated),
-            "preemptedFor": ctx.names[pod.preempted_by] if pod.preempted_by != NO_POD else "",
-        }
-    return {
-        "#meta": {"index": index, "action": action.label() if action is not None else "init"},
-        "pods": pods,
-        "kubeletRetryDue": {ctx.node_names[n]: state.retry_due[n] for n in ctx.node_range},
-    }
-
-
-# --- what each action says ---------------------------------------------------------------------------
 
 def kubelet_participant(ctx: Context, node: int) -> str:
     """The sequence-diagram participant of a node's kubelet."""
@@ -324,16 +285,20 @@ def _retry_pending_resizes(step: _Step):
     node = step.action.param("node")
     kubelet = kubelet_participant(step.ctx, step.ctx.node_index(node))
     kind = "periodic retry" if step.action.name.startswith("Periodic") else "retry"
-    messages = _retry_messages(step, kubelet) or [(kubelet, "note", f"{kind} of pending resizes: nothing fits, no change")]
+    unchanged = step.before == step.after
+    messages = _retry_messages(step, kubelet) or [
+        (kubelet, "note", f"{kind} of pending resizes: nothing fits" + (", no change" if unchanged else ""))]
     done = []
     for pod, old, new in step.pods():
         if old.allocated != new.allocated:
             done.append(f"grants {pod}'s resize ({delta(step.ctx, old.allocated, new.allocated)})")
-        elif old.resize != new.resize and new.resize == ResizeReason.DEFERRED:
-            done.append(f"marks {pod} Deferred")
-        elif old.resize != new.resize and new.resize == ResizeReason.INFEASIBLE:
-            done.append(f"marks {pod} Infeasible")
-    return messages, f"the kubelet on {node} runs a {kind} and " + (_and(done) if done else "changes nothing")
+        elif old.resize != new.resize:
+            done.append({ResizeReason.DEFERRED: f"marks {pod} Deferred", ResizeReason.INFEASIBLE: f"marks {pod} "
+                         f"Infeasible"}.get(new.resize, f"clears {pod}'s PodResizePending (desired = allocated)"))
+        elif old.observed != new.observed:
+            done.append(f"evaluates {pod}'s new spec (still {REASONS[new.resize]})")
+    nothing = "changes nothing" if unchanged else "finds no pending resize that fits"
+    return messages, f"the kubelet on {node} runs a {kind} and " + (_and(done) if done else nothing)
 
 
 def _actuate_resize(step: _Step):
@@ -381,10 +346,10 @@ def describe_step(ctx: Context, number: int, before: State | None, action: Actio
                   loop: int | None = None) -> StepDescription:
     """Step ``number`` of a trace: ``action`` from ``before`` to ``after`` (the initial state when
     ``action`` is None)."""
-    free, itf = free_capacity(ctx, after), itf_state(ctx, after, action, number)
+    itf = itf_state(ctx, after, action, number)
     if action is None:
         changes = [describe_pod(ctx, i, pod) for i, pod in enumerate(after.pods) if pod.phase != Phase.ABSENT]
-        return StepDescription(number, None, "", tuple(changes), (), "", free, itf, loop == number)
+        return StepDescription(number, None, "", tuple(changes), (), "", itf, loop == number)
     step = _Step(ctx, action, before, after)
     teller = _TELLERS.get(action.name)
     messages, clause = teller(step) if teller is not None else ([], action.label())
@@ -392,7 +357,7 @@ def describe_step(ctx: Context, number: int, before: State | None, action: Actio
     if not messages:
         messages = [("S", "note", action.label())]
     return StepDescription(number, action, ACTOR_OF.get(action.name, ""), tuple(_changes(ctx, before, after)),
-                           tuple(messages), clause, free, itf, loop == number)
+                           tuple(messages), clause, itf, loop == number)
 
 
 def describe_trace(ctx: Context, trace: Trace) -> list[StepDescription]:

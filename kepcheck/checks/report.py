@@ -2,25 +2,28 @@
 check, the replay line, and the README's summary table.
 
 Traces are told in Kubernetes words by the step-describer (``checks/describe.py``): each step
-shows the action label with its parameters, only the fields that changed and, per node, the free
-capacity as the scheduler and as the kubelet see it. The machine form is ITF (Apalache ADR-015 /
-Quint): ``#meta``, ``vars``, ``states`` each with ``#meta.action``, and ``loop`` for lassos.
+shows the action label with its parameters, only the fields that changed and, per node, what the
+scheduler and the kubelet count against the node's allocatable (``checks/breach.py: used_text``). The machine form is ITF (Apalache ADR-015 /
+Quint), written by ``checks/itf.py``.
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 
 from kepcheck.spec.manifest import Manifest
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
 from kepcheck.spec.variants import VARIANTS
 
-from kepcheck.checks.describe import describe_trace, itf_state
+from kepcheck.checks.breach import used_text
+from kepcheck.checks.describe import describe_trace
+from kepcheck.checks.itf import trace_to_itf
 from kepcheck.checks.result import CheckResult, Trace
 from kepcheck.model.context import Context
 
-__all__ = ["format_trace", "trace_to_itf", "result_record", "replay_line", "counted", "summary_markdown",
-           "scenario_argument"]
+__all__ = ["format_trace", "trace_to_itf", "result_record", "replay_line", "replay_command", "counted",
+           "summary_markdown", "scenario_argument"]
 
 
 def counted(count: int, noun: str, plural: str | None = None) -> str:
@@ -28,21 +31,25 @@ def counted(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
 
 
-def format_trace(ctx: Context, trace: Trace) -> str:
-    """Plain text for terminals."""
+def format_trace(ctx: Context, trace: Trace, marks: dict | None = None) -> str:
+    """Plain text for terminals; ``marks`` maps a step's number to lines shown under it (e.g. "✗
+    NoExcessVictims violated here"). The last line is the replay line (``replay_line``), to be
+    printed unwrapped."""
     lines = []
     for step in describe_trace(ctx, trace):
         marker = "  ← the loop starts from this state" if step.loop_start else ""
         lines.append(f"{step.number:>3}. {step.label}" + (f"  [{step.actor}]" if step.actor else "") + marker)
         for change in step.changes or ("(no visible change)",):
             lines.append(f"       {change}")
-        lines.append(f"       free: {step.free}")
+        lines.append(f"       used / allocatable: {used_text(ctx, trace.steps[step.number][1])}")
+        lines.extend(f"       {mark}" for mark in (marks or {}).get(step.number, ()))
     if trace.loop is not None:
         last = len(trace.steps) - 1
         if last == trace.loop:
             lines.append(f"  ⟲ stays in the state of step {trace.loop} forever")
         else:
-            lines.append(f"  ⟲ step {last} is back in the state of step {trace.loop}: steps {trace.loop + 1}-{last} repeat forever")
+            again = f"step {last} repeats" if last == trace.loop + 1 else f"steps {trace.loop + 1}-{last} repeat"
+            lines.append(f"  ⟲ step {last} is back in the state of step {trace.loop}: {again} forever")
     lines.append(replay_line(ctx, trace))
     return "\n".join(lines)
 
@@ -55,32 +62,16 @@ def scenario_argument(ctx: Context) -> str:
     return source
 
 
-def replay_line(ctx: Context, trace: Trace) -> str:
+def replay_command(ctx: Context, trace: Trace) -> str:
+    """The command that replays ``trace`` (a scenario file's path quoted for the shell)."""
     mutants = "".join(f" --mutant {name}" for name in sorted(ctx.mutants))
-    return (f"replay: kepcheck replay --scenario {scenario_argument(ctx)} --variant {ctx.variant.name}{mutants} "
+    return (f"kepcheck replay --scenario {shlex.quote(scenario_argument(ctx))} --variant {ctx.variant.name}{mutants} "
             + " ".join(json.dumps(label) for label in trace.labels))
 
 
-def trace_to_itf(ctx: Context, trace: Trace, description: str = "") -> dict:
-    """The trace in ITF form (Apalache ADR-015); resource vectors are tuples in ``#meta.resources``
-    order and model units of ``#meta.units``."""
-    document = {
-        "#meta": {
-            "format": "ITF",
-            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
-            "source": ctx.scenario.source or ctx.scenario.name,
-            "description": description,
-            "scenario": ctx.scenario.name,
-            "variant": ctx.variant.name,
-            "resources": list(ctx.scenario.resources),
-            "units": list(ctx.scenario.units),
-        },
-        "vars": ["pods", "kubeletRetryDue"],
-        "states": [itf_state(ctx, state, action, index) for index, (action, state) in enumerate(trace.steps)],
-    }
-    if trace.loop is not None:
-        document["loop"] = trace.loop
-    return document
+def replay_line(ctx: Context, trace: Trace) -> str:
+    """``replay: `` and the replay command (the Markdown reports' form)."""
+    return "replay: " + replay_command(ctx, trace)
 
 
 def result_record(ctx: Context | None, result: CheckResult) -> dict:

@@ -4,7 +4,10 @@ State-scope predicates take ``(ctx, state)``; step-scope predicates take ``(ctx,
 after)`` and judge the decision the action took. For ``always`` properties a true value means the
 property holds there; for ``sometimes`` properties it means this state/step is a witness.
 Like the actions, every predicate is written with ``model/expr.py`` helpers, so it evaluates to a
-bool on concrete states and to a Z3 term on symbolic ones. ``eventually`` properties are given
+bool on concrete states and to a Z3 term on symbolic ones. The sums the capacity predicates compare
+are built by term helpers (``kubelet_node_terms``, ``grant_terms``, ``victim_kept_terms``, summed by
+``tally``), which ``model/explain.py`` also reads to say why a property fails, so a trace report
+shows exactly the sum that was judged. ``eventually`` properties are given
 as a premise and a goal per pod (``Response``: premise ~> goal) or as a kind of step that must
 stop (``EventuallyNever``), in ``LIVENESS``; ``checks/liveness.py`` judges them on the state graph
 under the fairness the catalog states.
@@ -30,7 +33,15 @@ from kepcheck.model.step import Action, snake_case
 from kepcheck.model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
 
 __all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "scheduler_grants",
-           "kubelet_grants", "new_victims", "judges_states_only"]
+           "kubelet_grants", "new_victims", "judges_states_only", "tally", "kubelet_node_terms", "grant_terms",
+           "victim_kept_terms", "victims_in_flight", "condition_checks", "not_evicted_by_lower_or_equal"]
+
+
+# --- terms: what a predicate adds up, shared with the explanations of ``model/explain.py`` -----------
+
+def tally(ctx: Context, terms: list) -> tuple:
+    """The sum of ``terms`` ``[(condition, pod index, role, vector)]`` whose condition holds."""
+    return vsum_where(((condition, vector) for condition, _, _, vector in terms), ctx.width)
 
 
 # --- always ----------------------------------------------------------------------------------------
@@ -39,11 +50,16 @@ def kubelet_never_overcommits(ctx: Context, state: State):
     return all_(_node_within_allocatable(ctx, state, node) for node in ctx.node_range)
 
 
+def kubelet_node_terms(ctx: Context, state: State, node: int) -> list:
+    """What KubeletNeverOvercommits adds up on ``node``: max(allocated, actual) of each admitted pod."""
+    return [(and_(pod.node == node, admitted(pod)), i, "allocated", kubelet_footprint(pod))
+            for i, pod in enumerate(state.pods)]
+
+
 @node_local(lambda state, node: (node, None))
 def _node_within_allocatable(ctx: Context, state: State, node: int):
     """The kubelet's allocations on ``node`` (max(allocated, actual) of its admitted pods) fit."""
-    return vle(vsum_where(((and_(pod.node == node, admitted(pod)), kubelet_footprint(pod)) for pod in state.pods),
-                          ctx.width), ctx.allocatable[node])
+    return vle(tally(ctx, kubelet_node_terms(ctx, state, node)), ctx.allocatable[node])
 
 
 SCHEDULER_GRANTS = ("BindPod", "PreemptForPod", "PreemptForResize")
@@ -62,8 +78,9 @@ def scheduler_grants(ctx: Context, action: Action, after: State) -> list:
 
 
 def kubelet_grants(ctx: Context, before: State, after: State) -> list:
-    """The resizes the kubelet allocates in a step (the allocation grows): [(condition, claimant,
-    node, size)]."""
+    """The capacity the kubelet allocates in a step: a running pod's allocation grows, when it
+    allocates a resize and when it admits a bound pod (allocated 0 → desired): [(condition,
+    claimant, node, size)]."""
     result = []
     for i, (grows, size) in changed_pods(ctx, before, after, _allocation_grows):
         if not is_false(grows):
@@ -94,15 +111,22 @@ def _grants_fit(ctx: Context, after: State, grants: list):
     return all_(_grant_fits(ctx, after, condition, claimant, node, size) for condition, claimant, node, size in grants)
 
 
+def grant_terms(ctx: Context, after: State, claimant: int, node) -> list:
+    """What a grant to ``claimant`` on ``node`` is added to: what every other non-terminating pod
+    there holds (with its resize promise if it ranks at least as high) and the pending pods of equal
+    or higher priority nominated there."""
+    priority = ctx.priorities[claimant]
+    terms = [(and_(on_node(pod, node), pod.phase != Phase.TERMINATING), i, "holds", _held(ctx, pod, i, priority))
+             for i, pod in enumerate(after.pods) if i != claimant]
+    terms += [(and_(pod.phase == Phase.PENDING, pod.nominated == node), i, "nominated", pod.desired)
+              for i, pod in enumerate(after.pods) if i != claimant and ctx.priorities[i] >= priority]
+    return terms
+
+
 @node_local(lambda state, condition, claimant, node, size: (node, None), transient=True)
 def _grant_fits(ctx: Context, after: State, condition, claimant: int, node, size):
     """One grant fits (reads only the pods on or nominated to ``node``; ``after`` is judged once)."""
-    priority = ctx.priorities[claimant]
-    pairs = [(and_(on_node(pod, node), pod.phase != Phase.TERMINATING), _held(ctx, pod, i, priority))
-             for i, pod in enumerate(after.pods) if i != claimant]
-    pairs += [(and_(pod.phase == Phase.PENDING, pod.nominated == node), pod.desired)
-              for i, pod in enumerate(after.pods) if i != claimant and ctx.priorities[i] >= priority]
-    total = vadd(size, vsum_where(pairs, ctx.width))
+    total = vadd(size, tally(ctx, grant_terms(ctx, after, claimant, node)))
     return implies(condition, vle(total, allocatable_of(ctx, node)))
 
 
@@ -128,10 +152,11 @@ def bound_pods_admitted(ctx: Context, state: State):
 
 
 def victims_strictly_lower_priority(ctx: Context, state: State):
-    return all_(chain.from_iterable(pod_values(ctx, state, _not_evicted_by_lower_or_equal)))
+    return all_(chain.from_iterable(pod_values(ctx, state, not_evicted_by_lower_or_equal)))
 
 
-def _not_evicted_by_lower_or_equal(ctx: Context, i: int, pod: PodState) -> tuple:
+def not_evicted_by_lower_or_equal(ctx: Context, i: int, pod: PodState) -> tuple:
+    """Per pod of no higher priority than pod ``i``: ``i`` was not evicted for it."""
     return tuple(pod.preempted_by != preemptor
                  for preemptor in ctx.pod_range if ctx.priorities[i] >= ctx.priorities[preemptor])
 
@@ -181,17 +206,23 @@ def no_excess_victims(ctx: Context, before: State, action: Action, after: State)
     own = kubelet_resizing_pod_requests(pod.desired, pod.allocated, pod.actual, ctx.variant.kubelet_measure)
     verdicts = []
     for victim, condition in new_victims(ctx, before, after).items():
-        # with every pod that is leaving gone except this victim (as it was before the eviction),
-        # would the kubelet still lack room for the resize?
-        pairs = []
-        for i, (old, new) in enumerate(zip(before.pods, after.pods)):
-            if i == claimant:
-                continue
-            staying = and_(on_node(new, pod.node), or_(new.phase != Phase.TERMINATING, i == victim))
-            pairs.append((staying, ite(old.phase == Phase.BOUND, old.desired, kubelet_footprint(old))))
-        total = vadd(own, vsum_where(pairs, ctx.width))
+        total = vadd(own, tally(ctx, victim_kept_terms(ctx, before, after, claimant, victim)))
         verdicts.append(implies(condition, not_(vle(total, allocatable_of(ctx, pod.node)))))
     return all_(verdicts)
+
+
+def victim_kept_terms(ctx: Context, before: State, after: State, claimant: int, victim: int) -> list:
+    """With every pod that is leaving gone except ``victim`` (as it was before the eviction), what the
+    kubelet counts beside the resizing ``claimant``: NoExcessVictims asks whether it still lacks room."""
+    node = after.pods[claimant].node
+    terms = []
+    for i, (old, new) in enumerate(zip(before.pods, after.pods)):
+        if i == claimant:
+            continue
+        staying = and_(on_node(new, node), or_(new.phase != Phase.TERMINATING, i == victim))
+        terms.append((staying, i, "kept" if i == victim else "allocated",
+                      ite(old.phase == Phase.BOUND, old.desired, kubelet_footprint(old))))
+    return terms
 
 
 def no_double_preemption(ctx: Context, before: State, action: Action, after: State):
@@ -199,8 +230,13 @@ def no_double_preemption(ctx: Context, before: State, action: Action, after: Sta
         return True
     claimant = _claimant(ctx, action)
     evicted = or_(*new_victims(ctx, before, after).values())
-    waiting = any_(and_(pod.phase == Phase.TERMINATING, pod.preempted_by == claimant) for pod in before.pods)
+    waiting = any_(victims_in_flight(ctx, before, claimant))
     return implies(evicted, not_(waiting))
+
+
+def victims_in_flight(ctx: Context, before: State, claimant: int) -> list:
+    """Per pod: it was evicted for ``claimant`` and is still terminating."""
+    return [and_(pod.phase == Phase.TERMINATING, pod.preempted_by == claimant) for pod in before.pods]
 
 
 def conditions_truthful(ctx: Context, state: State):
@@ -208,12 +244,17 @@ def conditions_truthful(ctx: Context, state: State):
 
 
 def _conditions_truthful_for(ctx: Context, i: int, pod: PodState):
+    return implies(pod.phase == Phase.RUNNING, and_(*(holds for _, holds in condition_checks(ctx, pod))))
+
+
+def condition_checks(ctx: Context, pod: PodState) -> tuple:
+    """ConditionsTruthful's conjuncts for a running pod, named: ``(name, holds)``."""
     nominations_allowed = ctx.variant.double_preemption_guard == "nominated-node-name"
-    return implies(pod.phase == Phase.RUNNING, and_(
-        pod.in_progress == not_(veq(pod.allocated, pod.actual)),
-        implies(pod.observed, (pod.resize != ResizeReason.NONE) == not_(veq(pod.desired, pod.allocated))),
-        or_(nominations_allowed, pod.nominated == NO_NODE),
-    ))
+    return (
+        ("in-progress", pod.in_progress == not_(veq(pod.allocated, pod.actual))),
+        ("pending", implies(pod.observed, (pod.resize != ResizeReason.NONE) == not_(veq(pod.desired, pod.allocated)))),
+        ("nominated", or_(nominations_allowed, pod.nominated == NO_NODE)),
+    )
 
 
 # --- sometimes -------------------------------------------------------------------------------------
@@ -267,10 +308,13 @@ PREDICATES = {
 @dataclass(frozen=True)
 class Response:
     """``premise(pod) ~> goal(pod)`` for every pod: whenever the premise holds, the goal holds then
-    or later (TLA+ ``P ~> Q``). Both take ``(ctx, state, pod index)``."""
+    or later (TLA+ ``P ~> Q``). Both take ``(ctx, state, pod index)``; the words name them in
+    trace reports."""
 
     premise: Callable
     goal: Callable
+    premise_words: str = ""
+    goal_words: str = ""
 
 
 @dataclass(frozen=True)
@@ -278,6 +322,7 @@ class EventuallyNever:
     """``<>[] ~step``: from some point on, no step is an instance of ``step(ctx, before, after)``."""
 
     step: Callable
+    step_words: str = ""
 
 
 def _resize_outstanding(ctx: Context, state: State, index: int):
@@ -324,13 +369,21 @@ def _eviction(ctx: Context, before: State, after: State):
     return or_(*new_victims(ctx, before, after).values())
 
 
+_RESOLVED = "its resize is allocated or reverted (desired = allocated), or the pod is no longer running"
+
 LIVENESS = {
     "DeferredResizeResolved": Response(
         premise=lambda ctx, state, i: and_(_deferred(ctx, state, i), _lower_priority_could_make_room(ctx, state, i)),
-        goal=lambda ctx, state, i: not_(_resize_outstanding(ctx, state, i))),
+        goal=lambda ctx, state, i: not_(_resize_outstanding(ctx, state, i)),
+        premise_words="its resize is Deferred and the kubelet would fit it without the strictly-lower-priority pods",
+        goal_words=_RESOLVED),
     "EveryDeferredResizeResolved": Response(
         premise=_deferred,
-        goal=lambda ctx, state, i: not_(_resize_outstanding(ctx, state, i))),
-    "NoPreemptionLivelock": EventuallyNever(step=_eviction),
-    "PendingPodResolved": Response(premise=_pending_and_placeable, goal=_not_pending_or_unplaceable),
+        goal=lambda ctx, state, i: not_(_resize_outstanding(ctx, state, i)),
+        premise_words="its resize is Deferred", goal_words=_RESOLVED),
+    "NoPreemptionLivelock": EventuallyNever(step=_eviction, step_words="a pod is evicted by preemption"),
+    "PendingPodResolved": Response(
+        premise=_pending_and_placeable, goal=_not_pending_or_unplaceable,
+        premise_words="it is pending and fits some node now or once the strictly-lower-priority pods there are gone",
+        goal_words="it is no longer pending, or no node could take it any more"),
 }

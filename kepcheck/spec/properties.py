@@ -50,9 +50,10 @@ PROPERTIES: tuple[PropertySpec, ...] = (
     ),
     PropertySpec(
         "KubeletHonorsReservation", ALWAYS,
-        "whenever the kubelet allocates a resize, the allocation, the scheduler's outstanding grants of equal or "
-        "higher priority on the node, and what the other non-terminating pods hold fit in allocatable: the kubelet "
-        "never hands capacity freed for one claimant to another",
+        "whenever the kubelet allocates capacity to a pod (admits a bound pod or allocates a resize), the "
+        "allocation, the scheduler's outstanding grants of equal or higher priority on the node, and what the other "
+        "non-terminating pods hold fit in allocatable: the kubelet never hands capacity freed for one claimant to "
+        "another",
         "KEP-5836 §Kubelet-Scheduler Preemption Interaction, §Reconsideration Race Conditions", scope="step",
         witnesses=("ResizeAllocatedAfterPreemption",),
     ),
