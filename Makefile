@@ -1,14 +1,17 @@
 # Two commands: `make check` (the main job) and `make test` (the test suite).
 # Both create the virtual environment on first use and install the pinned dependencies into it.
-# `make test` also installs, when npm is available, the Mermaid parser the report tests use.
+# `make test` also installs, when npm is available, Mermaid and GitHub's Markdown CSS for the report
+# tests, and, when it is missing and apt-get can run as root, Chromium for the rendering test.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 MERMAID_DIR := .cache/mermaid
-MERMAID_STAMP := $(MERMAID_DIR)/.installed
+MERMAID_STAMP := $(MERMAID_DIR)/.installed-2
+NPM_PACKAGES := mermaid@11.17.2 jsdom@29.1.1 github-markdown-css@5.9.0
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: check test bench clean
+.PHONY: check test bench clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,14 +21,22 @@ $(STAMP): pyproject.toml
 
 $(MERMAID_STAMP):
 	@if command -v npm >/dev/null 2>&1 && npm install --silent --no-audit --no-fund --prefix $(MERMAID_DIR) \
-	    mermaid@11.17.2 jsdom@29.1.1; then touch $(MERMAID_STAMP); \
-	else echo "npm or the npm registry is not available: the real Mermaid parse test will be skipped"; fi
+	    $(NPM_PACKAGES); then touch $(MERMAID_STAMP); \
+	else echo "npm or the npm registry is not available: the Mermaid parse and rendering tests will be skipped"; fi
+
+# Debian's Chromium for tests/test_rendering.py, installed only when missing and apt-get runs as root.
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation) \
+	    >/dev/null 2>&1 || echo "apt-get could not install chromium: the rendering test will be skipped"; \
+	else echo "chromium is missing and apt-get cannot run as root: the rendering test will be skipped"; fi
 
 check: $(STAMP)
 	$(BIN)/kepcheck check --report reports
 
-test: $(STAMP) $(MERMAID_STAMP)
-	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) $(BIN)/python -m pytest -n auto
+test: $(STAMP) $(MERMAID_STAMP) chromium
+	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) KEPCHECK_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n auto
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_explicit.py

@@ -1,5 +1,7 @@
-"""The design review artifacts (checks/review.py, trace_report.py, lifecycle.py): trace reports, ITF
-files, the review report, the lifecycle diagram, action coverage and variant diffs.
+"""The design review artifacts (checks/review.py, review_pages.py, trace_report.py, lifecycle.py): trace
+reports, ITF files, the review report (index, scenario pages, lifecycle page), the lifecycle
+diagrams, action coverage and variant diffs. How the report renders at GitHub's width is
+tests/test_rendering.py.
 
 One full ``run_checks`` over every default scenario × variant × property is made per session
 (module fixture ``full``); everything else uses a two-scenario run. Mermaid blocks get a structural
@@ -29,9 +31,13 @@ from kepcheck.spec.transitions import TRANSITIONS
 from kepcheck.spec.variants import VARIANTS, variant_by_name
 from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
 
-from kepcheck.checks.lifecycle import NEVER_FIRED_EXPLANATIONS, lifecycle_dot, lifecycle_mermaid
+from kepcheck.checks.engine import EngineOptions
+from kepcheck.checks.lifecycle import (
+    LIFECYCLE_PHASES, NEVER_FIRED_EXPLANATIONS, lifecycle_dot, lifecycle_mermaid, phase_edges, phase_initial,
+)
 from kepcheck.checks.result import VIOLATED
-from kepcheck.checks.review import outcome_lifecycle, variant_diff, write_review
+from kepcheck.checks.review import INDEX_LIMIT, outcome_lifecycle, variant_diff, write_review
+from kepcheck.checks.review_pages import LIFECYCLE_PAGE, linkify_upstream, scenario_page_name, variant_groups
 from kepcheck.checks.run import run_checks
 from kepcheck.checks.trace_report import ITF_SCHEMA_PATH, trace_file_name, trace_markdown, write_itf
 from kepcheck.model.actions import ACTION_NAMES
@@ -65,7 +71,7 @@ def full(tmp_path_factory):
 
 
 def _result(outcome, scenario, variant, prop):
-    for ctx, results, _ in outcome:
+    for ctx, results in ((run.ctx, run.results) for run in outcome):
         if ctx.scenario.name == scenario and ctx.variant.name == variant:
             for result in results:
                 if result.property == prop:
@@ -89,6 +95,12 @@ def mermaid_problems(block: str) -> list[str]:
     loop/end balance, every participant/state used is declared or known, no character that breaks
     Mermaid in a message (``;`` ``#`` ``"`` ``%`` ``{}`` ``<>``)."""
     lines = [line.strip() for line in block.strip("\n").split("\n")]
+    if re.fullmatch(r"%%\{init: \{.*\}\}%%", lines[0]):
+        try:
+            json.loads(lines[0][len("%%{init: "):-len("}%%")])
+        except ValueError as error:
+            return [f"init directive is not JSON: {error}"]
+        lines = lines[1:]
     problems = []
     if lines[0] == "sequenceDiagram":
         declared, depth = set(), 0
@@ -111,11 +123,11 @@ def mermaid_problems(block: str) -> list[str]:
             problems.append("unbalanced loop/end")
     elif lines[0] == "stateDiagram-v2":
         for line in lines[1:]:
-            if line == "direction LR":
+            if line in ("direction LR", "direction TB"):
                 continue
             if m := re.fullmatch(rf"\[\*\] --> ({_ID})", line):
                 states = [m.group(1)]
-            elif m := re.fullmatch(rf"({_ID}) --> ({_ID}) : {_TEXT}", line):
+            elif m := re.fullmatch(rf"({_ID}) --> ({_ID}) : {_TEXT}(?:<br>{_TEXT})*", line):
                 states = [m.group(1), m.group(2)]
             else:
                 problems.append(f"not a known statement: {line!r}")
@@ -238,6 +250,10 @@ def test_itf_validator_rejects_bad_documents():
 
 def test_structural_mermaid_check_catches_breakage():
     assert mermaid_problems("sequenceDiagram\n    participant A as a\n    A->>A: fine\n") == []
+    assert mermaid_problems('%%{init: {"sequence": {"wrap": true}}}%%\nsequenceDiagram\n    participant A as a\n') == []
+    assert mermaid_problems('%%{init: {"sequence": {wrap}}}%%\nsequenceDiagram\n')
+    assert mermaid_problems("stateDiagram-v2\n    Running --> Deferred : kubelet: A<br>B\n") == []
+    assert mermaid_problems("stateDiagram-v2\n    Running --> Deferred : kubelet: A<br>\n")
     assert mermaid_problems("sequenceDiagram\n    participant A as a\n    A->>A: bad; text\n")
     assert mermaid_problems("sequenceDiagram\n    participant A as a\n    loop x\n    A->>B: x\n")
     assert mermaid_problems("stateDiagram-v2\n    Running --> Nowhere : x\n")
@@ -245,34 +261,103 @@ def test_structural_mermaid_check_catches_breakage():
 
 # --- the full review -------------------------------------------------------------------------------
 
-def test_review_has_the_full_matrix(full):
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _report_files(out: Path) -> list[Path]:
+    return sorted(p for p in out.rglob("*") if p.is_file())
+
+
+def test_index_fits_a_github_comment(full):
+    _, _, index = full
+    assert len(index.read_text(encoding="utf-8")) < INDEX_LIMIT < 65_536
+
+
+def test_every_scenario_page_has_its_full_matrix(full):
     outcome, out, index = full
     text = index.read_text()
-    for scenario in default_scenarios():
-        assert f"### `{scenario.name}`" in text
-    header = "| property | " + " | ".join(f"`{v.name}`" for v in VARIANTS) + " |"
-    assert text.count(header) == len(default_scenarios())
-    for prop in PROPERTIES:
-        assert f"| {prop.name}" in text
+    groups = variant_groups([v.name for v in VARIANTS])
+    assert all(len(group) <= 5 for group in groups) and sum(groups, []) == [v.name for v in VARIANTS]
+    for number, scenario in enumerate(default_scenarios(), 1):
+        assert f"| {number} | [{scenario.name}]({scenario_page_name(scenario.name)}) |" in text
+        page = (out / scenario_page_name(scenario.name)).read_text()
+        assert page.startswith(f"# {number}. `{scenario.name}`")
+        for group in groups:
+            assert page.count("| property | " + " | ".join(group) + " |") == 1
+        for prop in PROPERTIES:
+            assert page.count(f"| {prop.name}") == len(groups), (scenario.name, prop.name)
     assert "seconds" not in text  # include_times=False
-    for _, results, _ in outcome:
+    for results in (run.results for run in outcome):
         for result in results:
             if result.verdict == VIOLATED and result.kind in (ALWAYS, EVENTUALLY):
-                link = f"traces/{trace_file_name(result)}"
-                assert f"[✗]({link})" in text, link
-                assert (out / link).exists()
+                page = (out / scenario_page_name(result.scenario)).read_text()
+                assert f"[✗](../traces/{trace_file_name(result)})" in page
+                assert (out / "traces" / trace_file_name(result)).exists()
+
+
+def test_summary_matrix_counts_every_violation(full):
+    outcome, _, index = full
+    text = index.read_text()
+    summary = text[text.index("## Summary matrix"):text.index("## Scenarios")]
+    numbers = {s.name: n for n, s in enumerate(default_scenarios(), 1)}
+    for group in variant_groups([v.name for v in VARIANTS]):
+        table = summary[summary.index("| property | " + " | ".join(group) + " |"):]
+        for prop in PROPERTIES:
+            if prop.kind == "sometimes":
+                continue
+            row = next(line for line in table.splitlines() if line.startswith(f"| {prop.name} "))
+            for name, cell in zip(group, row.strip("|").split(" | ")[1:]):
+                violated = [str(numbers[run.ctx.scenario.name]) for run in outcome for r in run.results
+                            if run.ctx.variant.name == name and r.property == prop.name and r.verdict == VIOLATED]
+                assert cell.strip() == (f"✗ {', '.join(violated)}" if violated else "✓"), (prop.name, name, cell)
+
+
+def _link_problems(out: Path) -> list[str]:
+    """Relative links of the index, scenario and lifecycle pages that name no file of the report,
+    upstream links that are not absolute GitHub links, and bare ``#N`` outside links."""
+    problems = []
+    for path in _report_files(out):
+        if path.suffix != ".md" or path.parent.name == "traces":
+            continue
+        text = path.read_text()
+        for target in _LINK.findall(text):
+            if target.startswith("https://"):
+                if not re.fullmatch(r"https://github\.com/kubernetes/(kubernetes|enhancements)/(issues|pull)/\d+", target):
+                    problems.append(f"{path.name}: {target}")
+            elif not target.startswith("#") and not (path.parent / target).resolve().is_file():
+                problems.append(f"{path.name}: {target} is missing")
+        # a bare #N links to the repository the text is pasted in
+        problems += [f"{path.name}: bare {n}" for n in re.findall(r"(?<![\[/\w#])#\d{3,}", _LINK.sub("", text))]
+    return problems
+
+
+def test_links_inside_the_report_resolve_and_upstream_links_are_absolute(full):
+    _, out, _ = full
+    assert _link_problems(out) == []
+    assert "https://github.com/kubernetes/kubernetes/issues/129532" in (out / "index.md").read_text()
+
+
+def test_upstream_references_become_absolute_links():
+    assert linkify_upstream("the #129532 shape") == \
+        "the [kubernetes/kubernetes#129532](https://github.com/kubernetes/kubernetes/issues/129532) shape"
+    assert linkify_upstream("kubernetes/kubernetes #126891; KEP-1287 Risks") == (
+        "[kubernetes/kubernetes#126891](https://github.com/kubernetes/kubernetes/issues/126891); "
+        "[KEP-1287](https://github.com/kubernetes/enhancements/issues/1287) Risks")
+    assert linkify_upstream("(PR #140000)") == \
+        "([kubernetes/kubernetes#140000](https://github.com/kubernetes/kubernetes/pull/140000))"
+    assert linkify_upstream("step #12, §4.5, No. 3, a#1234") == "step #12, §4.5, No. 3, a#1234"
 
 
 def test_every_trace_report_is_complete_and_its_itf_validates(full):
     outcome, out, _ = full
     reports = sorted((out / "traces").glob("*.md"))
-    expected = {trace_file_name(r) for _, rs, _ in outcome for r in rs
+    expected = {trace_file_name(r) for rs in (run.results for run in outcome) for r in rs
                 if r.verdict == VIOLATED and r.kind in (ALWAYS, EVENTUALLY)}
     assert {p.name for p in reports} == expected
     for report in reports:
         text = report.read_text()
-        assert "| step | actor | action | what changed | free: scheduler / kubelet | ref |" in text, report.name
-        assert "```mermaid\nsequenceDiagram" in text, report.name
+        assert "| step | actor | action (reference) |" in text, report.name
+        assert "```mermaid\n%%{init: " in text and "\nsequenceDiagram\n" in text, report.name
         assert "## What happens" in text and "\nreplay: kepcheck replay --scenario " in text, report.name
         itf = report.with_name(report.name[:-3] + ".itf.json")
         document = json.loads(itf.read_text())
@@ -281,58 +366,100 @@ def test_every_trace_report_is_complete_and_its_itf_validates(full):
             assert "loop" in document and ("\n    loop " in text or "forever" in text)
 
 
+def _diagram_files(out: Path) -> list[Path]:
+    return [out / "index.md", out / LIFECYCLE_PAGE] + sorted((out / "scenarios").glob("*.md")) + \
+        sorted((out / "traces").glob("*.md"))
+
+
 def test_every_mermaid_block_is_well_formed(full):
-    _, out, index = full
-    files = [index] + sorted((out / "traces").glob("*.md"))
-    count = 0
-    for path in files:
-        for block in mermaid_blocks(path.read_text()):
-            count += 1
+    _, out, _ = full
+    counts = {}
+    for path in _diagram_files(out):
+        blocks = mermaid_blocks(path.read_text())
+        counts[path.relative_to(out).parts[0]] = counts.get(path.relative_to(out).parts[0], 0) + len(blocks)
+        for block in blocks:
             assert mermaid_problems(block) == [], (path.name, block)
-    assert count == len(files)  # one diagram per trace report, the lifecycle in the index
+    graph = alpha_lifecycle()
+    drawn = [phase for phase in LIFECYCLE_PHASES if phase_edges(graph, phase) or phase_initial(graph, phase)]
+    assert counts["index.md"] == 0 and counts[LIFECYCLE_PAGE] == len(drawn) >= 3
+    assert counts["traces"] == len(list((out / "traces").glob("*.md")))  # one sequence diagram per trace report
 
 
 def test_every_mermaid_block_parses_with_mermaid(request, tmp_path):
     missing = _mermaid_parser_missing()
     if missing:
         pytest.skip(f"real Mermaid parser unavailable: {missing}")
-    _, out, index = request.getfixturevalue("full")
+    _, out, _ = request.getfixturevalue("full")
     # ESM imports resolve from the script's folder upwards: link the packages beside the script.
     script = tmp_path / "parse.mjs"
     script.write_text(_PARSE_SCRIPT)
     (tmp_path / "node_modules").symlink_to(MERMAID_DIR / "node_modules", target_is_directory=True)
-    files = [str(index)] + [str(p) for p in sorted((out / "traces").glob("*.md"))]
+    files = [str(p) for p in _diagram_files(out)]
     done = subprocess.run(["node", str(script), *files], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_review_is_deterministic(full, tmp_path):
-    outcome, out, index = full
-    again = write_review(outcome, tmp_path / "again", include_times=False, lifecycle=alpha_lifecycle())
-    assert again.read_bytes() == index.read_bytes()
-    for report in sorted((out / "traces").iterdir()):
-        assert (tmp_path / "again" / "traces" / report.name).read_bytes() == report.read_bytes()
-    assert (tmp_path / "again" / "lifecycle.dot").read_bytes() == (out / "lifecycle.dot").read_bytes()
+    outcome, out, _ = full
+    write_review(outcome, tmp_path / "again", include_times=False)
+    files = _report_files(out)
+    assert [p.relative_to(out) for p in files] == [p.relative_to(tmp_path / "again")
+                                                    for p in _report_files(tmp_path / "again")]
+    for path in files:
+        assert (tmp_path / "again" / path.relative_to(out)).read_bytes() == path.read_bytes(), path.name
 
 
 def test_two_runs_give_identical_reports(tmp_path):
-    first = write_review(small_outcome(), tmp_path / "a", include_times=False, lifecycle=alpha_lifecycle())
-    second = write_review(_run(SMALL_SCENARIOS, SMALL_VARIANTS), tmp_path / "b", include_times=False,
-                          lifecycle=alpha_lifecycle())
+    first = write_review(small_outcome(), tmp_path / "a", include_times=False)
+    second = write_review(_run(SMALL_SCENARIOS, SMALL_VARIANTS), tmp_path / "b", include_times=False)
+    for path in _report_files(tmp_path / "a"):
+        assert (tmp_path / "b" / path.relative_to(tmp_path / "a")).read_bytes() == path.read_bytes(), path.name
     assert first.read_bytes() == second.read_bytes()
-    with_times = write_review(small_outcome(), tmp_path / "c", lifecycle=alpha_lifecycle()).read_text()
-    assert "| *seconds* |" in with_times
+    write_review(small_outcome(), tmp_path / "c")
+    assert "| *seconds* |" in (tmp_path / "c" / scenario_page_name(SMALL_SCENARIOS[0])).read_text()
 
 
 def test_findings_summarise_every_violation(full):
-    outcome, _, index = full
+    outcome, out, index = full
     text = index.read_text()
     findings = text[text.index("## Findings"):]
-    for _, results, _ in outcome:
+    for results in (run.results for run in outcome):
         for result in results:
             if result.verdict == VIOLATED and result.kind in (ALWAYS, EVENTUALLY):
-                assert f"(traces/{trace_file_name(result)})" in findings
+                assert f"[`{result.scenario}`]({scenario_page_name(result.scenario)})" in findings
+    for link in re.findall(r"\(trace report\]\((traces/[^)]+)\)", findings):
+        assert (out / link).exists(), link
+    assert findings.count("   - shortest ([trace report](traces/") == len(re.findall(r"^\d+\. ", findings, re.M))
     assert "Deferred resize's desired size" in findings  # a manifest reason, in plain words
+
+
+def test_lifecycle_and_coverage_come_from_the_scenarios_run(tmp_path):
+    """A run of other scenarios (a user's own file) draws their lifecycle, not the shipped ones'."""
+    outcome = small_outcome()
+    write_review(outcome, tmp_path / "r", include_times=False)
+    page = (tmp_path / "r" / LIFECYCLE_PAGE).read_text()
+    records = [run.lifecycle for run in outcome if run.lifecycle is not None]
+    assert {r.scenario for r in records} == set(SMALL_SCENARIOS)
+    assert "the scenarios of this run (" + ", ".join(f"`{s}`" for s in SMALL_SCENARIOS) + ")" in page
+    assert "default scenarios" not in page and "no default scenario" not in page
+    for name in ACTION_NAMES:
+        count = sum(r.action_counts.get(name, 0) for r in records)
+        assert re.search(rf"^\| {name} \| \w+ \| {count} \|", page, re.M), name
+    graph = outcome_lifecycle(outcome)
+    assert graph.scenarios == list(SMALL_SCENARIOS) and graph.transitions == sum(r.transitions for r in records)
+    assert f": {graph.states} states, {graph.transitions} transitions, " in page
+
+
+def test_no_lifecycle_without_an_exploration(tmp_path):
+    """An engine that explores no states (bmc) records no lifecycle: the report says nothing of one."""
+    scenario = [s for s in default_scenarios() if s.name == SMALL_SCENARIOS[0]]
+    prop = [p for p in PROPERTIES if p.name == "KubeletNeverOvercommits"]
+    outcome = list(run_checks(scenario, [variant_by_name("alpha-1.37")], prop, engine_name="bmc",
+                              options=EngineOptions(depth=2), record_lifecycle=True))
+    assert outcome_lifecycle(outcome) is None
+    index = write_review(outcome, tmp_path / "r", include_times=False)
+    assert not (tmp_path / "r" / LIFECYCLE_PAGE).exists() and LIFECYCLE_PAGE not in index.read_text()
+    assert _link_problems(tmp_path / "r") == []
 
 
 # --- lifecycle and coverage ------------------------------------------------------------------------
@@ -353,10 +480,23 @@ def test_lifecycle_has_the_named_statuses_and_only_reachable_ones():
     assert drawn == set(graph.statuses)
     for status in graph.statuses:
         assert status in graph.initial or any(target == status for _, target in graph.edges), status
-    diagram = lifecycle_mermaid(graph)
-    assert mermaid_problems(diagram) == []
+    diagrams = [lifecycle_mermaid(graph, phase) for phase in LIFECYCLE_PHASES]
+    for diagram in diagrams:
+        assert mermaid_problems(diagram) == [], diagram
     if "Infeasible" not in graph.statuses:
-        assert "Infeasible" not in diagram
+        assert not any("Infeasible" in diagram for diagram in diagrams)
+
+
+def test_lifecycle_phases_draw_every_edge_and_initial_status_once():
+    graph = alpha_lifecycle()
+    edges = [key for phase in LIFECYCLE_PHASES for key in phase_edges(graph, phase)]
+    assert sorted(edges) == sorted(graph.edges)
+    initial = [status for phase in LIFECYCLE_PHASES for status in phase_initial(graph, phase)]
+    assert sorted(initial) == sorted(graph.initial)
+    for phase in LIFECYCLE_PHASES:
+        for source, target in phase_edges(graph, phase):
+            assert source in phase.statuses or target in phase.statuses, (phase.name, source, target)
+        assert set(phase_initial(graph, phase)) <= set(phase.statuses)
 
 
 def test_lifecycle_edges_follow_the_transition_table():
@@ -368,8 +508,8 @@ def test_lifecycle_edges_follow_the_transition_table():
 
 
 def test_review_explains_infeasible_and_writes_dot(full):
-    _, out, index = full
-    text = index.read_text()
+    _, out, _ = full
+    text = (out / LIFECYCLE_PAGE).read_text()
     graph = alpha_lifecycle()
     if "Infeasible" not in graph.statuses:
         assert "Infeasible is never reached" in text
@@ -385,9 +525,10 @@ def test_review_explains_infeasible_and_writes_dot(full):
 
 
 def test_coverage_shows_every_action_or_explains_it(full):
-    _, _, index = full
-    text = index.read_text()
-    coverage = text[text.index("## Action coverage"):text.index("## Findings")]
+    _, out, _ = full
+    text = (out / LIFECYCLE_PAGE).read_text()
+    assert f"the {len(default_scenarios())} default scenarios" in text
+    coverage = text[text.index("## Action coverage"):]
     for name in ACTION_NAMES:
         assert f"| {name} |" in coverage
     for line in coverage.splitlines():
@@ -402,7 +543,8 @@ def test_coverage_shows_every_action_or_explains_it(full):
 # --- variant diff ----------------------------------------------------------------------------------
 
 def _changed(outcome, a, b):
-    verdicts = {(ctx.scenario.name, ctx.variant.name, r.property): r.verdict for ctx, rs, _ in outcome for r in rs}
+    verdicts = {(run.ctx.scenario.name, run.ctx.variant.name, r.property): r.verdict
+                for run in outcome for r in run.results}
     return [(s, p) for (s, v, p), verdict in verdicts.items() if v == a and verdicts[(s, b, p)] != verdict]
 
 
@@ -460,5 +602,6 @@ def test_trace_report_golden(prop, tmp_path):
     assert itf_problems(json.loads(itf.read_text())) == []
 
 
-def test_lifecycle_golden():
-    _golden("lifecycle-alpha-1.37.mmd", lifecycle_mermaid(alpha_lifecycle()))
+@pytest.mark.parametrize("phase", LIFECYCLE_PHASES, ids=lambda phase: phase.name)
+def test_lifecycle_golden(phase):
+    _golden(f"lifecycle-alpha-1.37-{phase.name}.mmd", lifecycle_mermaid(alpha_lifecycle(), phase))

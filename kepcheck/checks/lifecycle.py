@@ -3,8 +3,10 @@
 While the explicit engine explores a context, a ``LifecycleRecorder`` (the run passes it as the
 engine's ``on_step``) projects every transition on each pod's lifecycle status
 (``model/lifecycle.py``) and counts the actions; ``lifecycle_graph`` merges the records of the
-contexts of one variant into the diagram the review report draws (Mermaid and Graphviz DOT) and
-the action-coverage table. Nothing here searches: it reads what the run explored.
+contexts of one variant into the diagram the review report draws (Graphviz DOT of the whole graph,
+and one Mermaid diagram per phase of ``LIFECYCLE_PHASES``, so that each stays legible at the width
+of a GitHub page) and the action-coverage table. Nothing here searches: it reads what the run
+explored.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
 from kepcheck.model.lifecycle import lifecycle_status
 
-__all__ = ["LifecycleRecorder", "LifecycleGraph", "lifecycle_graph", "lifecycle_mermaid", "lifecycle_dot",
-           "edge_label", "NEVER_FIRED_EXPLANATIONS"]
+__all__ = ["LifecycleRecorder", "LifecycleGraph", "LifecyclePhase", "LIFECYCLE_PHASES", "lifecycle_graph",
+           "lifecycle_mermaid", "lifecycle_dot", "phase_edges", "phase_initial", "edge_label", "never_fired_note",
+           "NEVER_FIRED_EXPLANATIONS"]
 
 
 class LifecycleRecorder:
@@ -99,13 +102,56 @@ def edge_label(actors: dict) -> str:
     return " / ".join(f"{actor} · {', '.join(actions)}" for actor, actions in actors.items())
 
 
-def lifecycle_mermaid(graph: LifecycleGraph) -> str:
-    """The lifecycle as a Mermaid ``stateDiagram-v2`` (without the code fence)."""
-    lines = ["stateDiagram-v2", "    direction LR"]
-    for status in graph.initial:
+@dataclass(frozen=True)
+class LifecyclePhase:
+    """One diagram of the lifecycle: the statuses it draws and the direction Mermaid lays it out in.
+    An edge belongs to the first phase that has both its ends, else to the phase of its target; an
+    initial status is drawn in the first phase that has it."""
+
+    name: str
+    title: str
+    statuses: tuple
+    direction: str = "TB"
+
+
+LIFECYCLE_PHASES = (
+    LifecyclePhase("admission", "Scheduling and admission", ("Absent", "Pending", "Nominated", "Bound", "Running",
+                                                             "Rejected")),
+    LifecyclePhase("resize", "Resize decided by the kubelet", ("Running", "ResizeRequested", "Deferred", "InProgress")),
+    LifecyclePhase("deferred", "Deferred resize, preemption and superseding resizes",
+                   ("Deferred", "Preempting", "Superseded", "Infeasible", "InProgress", "Running")),
+    LifecyclePhase("termination", "Eviction, deletion and termination", ("Terminating", "Gone"), "LR"),
+)
+
+
+def _edge_phase(source: str, target: str) -> str:
+    for phase in LIFECYCLE_PHASES:
+        if source in phase.statuses and target in phase.statuses:
+            return phase.name
+    return next((phase.name for phase in LIFECYCLE_PHASES if target in phase.statuses), LIFECYCLE_PHASES[-1].name)
+
+
+def phase_edges(graph: LifecycleGraph, phase: LifecyclePhase) -> dict:
+    """The edges of ``graph`` drawn in ``phase``: (source, target) -> {actor: [actions]}."""
+    return {key: actors for key, actors in graph.edges.items() if _edge_phase(*key) == phase.name}
+
+
+def phase_initial(graph: LifecycleGraph, phase: LifecyclePhase) -> list[str]:
+    """The initial statuses drawn in ``phase`` (each in the first phase that has it)."""
+    return [status for status in graph.initial
+            if next((p.name for p in LIFECYCLE_PHASES if status in p.statuses), None) == phase.name]
+
+
+def lifecycle_mermaid(graph: LifecycleGraph, phase: LifecyclePhase) -> str:
+    """One phase of the lifecycle as a Mermaid ``stateDiagram-v2`` (without the code fence): each
+    arrow names the actor and its actions, one per line (``<br>``)."""
+    lines = ["stateDiagram-v2", f"    direction {phase.direction}"]
+    for status in phase_initial(graph, phase):
         lines.append(f"    [*] --> {status}")
-    for (source, target), actors in graph.edges.items():
-        lines.append(f"    {source} --> {target} : {mermaid_text(edge_label(actors))}")
+    for (source, target), actors in phase_edges(graph, phase).items():
+        label = "<br>".join(f"{mermaid_text(actor)}: " + "<br>".join(mermaid_text(action) for action in actions)
+                            for actor, actions in actors.items())
+        lines.append(f"    {source} --> {target} : {label}")
     return "\n".join(lines)
 
 
@@ -139,3 +185,11 @@ NEVER_FIRED_EXPLANATIONS = {
     "RejectPod": "under this variant the kubelet never has to reject a bound pod (no OutOfcpu)",
     "FlushUnschedulablePod": "no pod waits in the unschedulable pool",
 }
+
+
+def never_fired_note(action: str, default_run: bool) -> str:
+    """Why ``action`` never fired: the recorded explanation when the run checked the default
+    scenarios (the explanations speak of them), else that the run's own scenarios never enable it."""
+    if not default_run:
+        return "⚠ never fired: the scenarios of this run never enable it"
+    return "⚠ never fired: " + NEVER_FIRED_EXPLANATIONS.get(action, "no explanation recorded — add a scenario")

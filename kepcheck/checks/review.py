@@ -1,10 +1,20 @@
 """The design review report: what ``make check`` writes under ``reports/`` for a KEP pull request.
 
-``write_review(outcome, out_dir)`` writes ``index.md`` — per scenario the variant × property
-matrix, the expectations of the manifest beside the violations, the resize lifecycle diagram
-(Mermaid and ``lifecycle.dot``), action coverage and the findings — and one trace report
-(``checks/trace_report.py``) with its ITF file per ✗. ``variant_diff(outcome, a, b)`` lists the
-verdicts that change between two designs, with the trace that explains each change.
+``write_review(outcome, out_dir)`` writes a report built for where it is read, a GitHub page or
+comment (at most 65,536 characters, about 890 px of content):
+
+- ``index.md``, kept under ``INDEX_LIMIT`` characters: the headline, the verdicts that differ
+  from the manifest, a summary matrix (per property and variant, the scenarios that violate it),
+  the scenarios and variants, and the findings (each violation, grouped by property and reason,
+  with its shortest trace);
+- ``scenarios/<scenario>.md``: that scenario's variant × property matrix, the manifest's
+  expectations beside its violations and its trace reports (``checks/review_pages.py``);
+- ``lifecycle.md`` and ``lifecycle.dot``: the resize lifecycle, one diagram per phase, and the
+  action coverage, from the explorations of this run (``outcome_lifecycle``);
+- ``traces/``: one trace report (``checks/trace_report.py``) with its ITF file per ✗.
+
+``variant_diff(outcome, a, b)`` lists the verdicts that change between two designs, with the trace
+that explains each change.
 
 The input is the run's outcome (``checks/run.py``: per scenario × variant the context, its
 results and, for the lifecycle variant, the record of its exploration). The reporter never
@@ -17,133 +27,55 @@ from __future__ import annotations
 from pathlib import Path
 
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
-from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
+from kepcheck.spec.scenarios import default_scenarios
+from kepcheck.spec.variants import VARIANTS
 
-from kepcheck.checks.lifecycle import (
-    NEVER_FIRED_EXPLANATIONS, LifecycleGraph, edge_label, lifecycle_dot, lifecycle_graph, lifecycle_mermaid,
-)
+from kepcheck.checks.lifecycle import LifecycleGraph, lifecycle_dot, lifecycle_graph
 from kepcheck.checks.output import REPORT_HEADING, atomic_directory, check_output_dir
-from kepcheck.checks.report import counted, replay_line
+from kepcheck.checks.report import counted, replay_command
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, SYMBOLS, VIOLATED, CheckResult
+from kepcheck.checks.review_pages import (
+    LIFECYCLE_PAGE, has_report, lifecycle_page, linkify_upstream, scenario_page, scenario_page_name, variant_groups,
+)
 from kepcheck.checks.trace_report import kind_suffix, markdown_cell, trace_file_name, trace_markdown, write_itf
-from kepcheck.model.actions import ACTION_NAMES, ACTOR_OF
+from kepcheck.model.actions import ACTION_NAMES
 
-__all__ = ["write_review", "variant_diff", "outcome_lifecycle", "LIFECYCLE_VARIANT"]
+__all__ = ["write_review", "variant_diff", "outcome_lifecycle", "LIFECYCLE_VARIANT", "INDEX_LIMIT"]
 
 LIFECYCLE_VARIANT = "alpha-1.37"  # the variant whose lifecycle the review draws, when the run has it
+INDEX_LIMIT = 60_000  # characters of index.md: a GitHub comment holds at most 65,536
 _SPECS = {p.name: p for p in PROPERTIES}
+_DESCRIPTIONS = {v.name: v.description for v in VARIANTS}
 _TRACE_KINDS = (ALWAYS, EVENTUALLY)
-
-
-def _has_report(result: CheckResult) -> bool:
-    """A trace report is written for every violation of an always/eventually property with a trace."""
-    return result.verdict == VIOLATED and result.kind in _TRACE_KINDS and result.trace is not None
+_EXPLORING_ENGINES = ("explicit", "liveness")  # the engines that call the lifecycle recorder on every transition
 
 
 def outcome_lifecycle(outcome) -> LifecycleGraph | None:
     """The lifecycle of the run's lifecycle variant (``LIFECYCLE_VARIANT`` when the run has it, else
-    its first variant) from the records of its explorations; None when nothing was recorded."""
+    its first variant) from the records of this run's own explorations; None when nothing was
+    recorded (no record asked for, or an engine that does not explore states)."""
     variants = list(dict.fromkeys(run.ctx.variant.name for run in outcome))
     if not variants:
         return None
     variant = LIFECYCLE_VARIANT if LIFECYCLE_VARIANT in variants else variants[0]
     records = [(run.lifecycle, max((r.states for r in run.results), default=0))
-               for run in outcome if run.ctx.variant.name == variant and run.lifecycle is not None]
+               for run in outcome if run.ctx.variant.name == variant and run.lifecycle is not None
+               and any(r.engine in _EXPLORING_ENGINES for r in run.results)]
     return lifecycle_graph(variant, records) if records else None
+
+
+def _default_run(graph: LifecycleGraph) -> bool:
+    """The lifecycle covers exactly the shipped scenarios (unchanged)."""
+    return graph.scenarios == [s.name for s in default_scenarios()]
 
 
 # --- the review report -----------------------------------------------------------------------------
 
-def _group(outcome):
-    """{scenario: [(ctx, {property: result})]}, in outcome order."""
-    grouped: dict = {}
-    for run in outcome:
-        grouped.setdefault(run.ctx.scenario.name, []).append((run.ctx, {r.property: r for r in run.results}))
-    return grouped
-
-
-def _matrix_cell(result: CheckResult | None, link_prefix: str) -> str:
-    if result is None:
-        return ""
-    if result.kind == SOMETIMES:
-        cell = {HOLDS: "seen", VIOLATED: "never", INCONCLUSIVE: "≈"}.get(result.verdict, SYMBOLS.get(result.verdict, "?"))
-    else:
-        cell = SYMBOLS.get(result.verdict, "?")
-        if _has_report(result):
-            cell = f"[✗]({link_prefix}{trace_file_name(result)})"
-    if not result.matches:
-        cell = f"**{cell} (expected {result.expected})**"
-    return cell
-
-
-def _write_trace_reports(outcome, traces_dir: Path) -> list[Path]:
-    written = []
-    for run in outcome:
-        for result in run.results:
-            if _has_report(result):
-                path = traces_dir / trace_file_name(result)
-                path.write_text(trace_markdown(run.ctx, result), encoding="utf-8")
-                write_itf(run.ctx, result, path)
-                written.append(path)
-    return written
-
-
-def _headline(outcome, grouped: dict, properties: list, written: int, include_times: bool) -> list[str]:
-    all_results = [r for run in outcome for r in run.results]
-    variants = list(dict.fromkeys(run.ctx.variant.name for run in outcome))
-    differs = [r for r in all_results if not r.matches and r.verdict != INCONCLUSIVE]
-    inconclusive = [r for r in all_results if r.verdict == INCONCLUSIVE]
-    lines = [f"{REPORT_HEADING}: scheduler preemption for in-place pod resize", ""]
-    lines.append(f"{len(all_results)} checks: {counted(len(grouped), 'scenario')} × {counted(len(variants), 'variant')} × "
-                 f"{counted(len(properties), 'property', 'properties')} (explicit-state engine). "
-                 f"{sum(1 for r in all_results if r.expected is not None and r.matches)} as the manifest expects, "
-                 f"{len(differs)} differ, {len(inconclusive)} inconclusive; {written} trace reports.")
-    if include_times:
-        total = sum(max((r.seconds for r in run.results), default=0) for run in outcome)
-        lines[-1] += f" Total engine time {total:.1f} s."
-    lines += ["", "Legend: ✓ holds · ✗ violated (links to the trace report) · ≈ inconclusive within the budget · "
-              "∎ proved · for sometimes-properties (reachability witnesses) *seen* / *never*; "
-              "**bold** = differs from the expected verdict in `spec/manifest.yaml`.", ""]
-    lines += ["Contents: [matrix](#variant--property-matrix) · [lifecycle](#resize-lifecycle) · "
-              "[coverage](#action-coverage) · [findings](#findings)", ""]
-    if differs:
-        lines += ["## ⚠ Verdicts that differ from the manifest", ""]
-        for r in differs:
-            lines.append(f"- {r.property} in `{r.scenario}` under `{r.variant}`: {r.verdict}, expected {r.expected}")
-        lines.append("")
-    return lines
-
-
-def _matrix_section(grouped: dict, properties: list, include_times: bool) -> list[str]:
-    lines = ["## Variant × property matrix", ""]
-    for scenario, rows in grouped.items():
-        lines += [f"### `{scenario}`", "", rows[0][0].scenario.description, ""]
-        names = [ctx.variant.name for ctx, _ in rows]
-        lines.append("| property | " + " | ".join(f"`{n}`" for n in names) + " |")
-        lines.append("|---|" + ":---:|" * len(names))
-        for prop in properties:
-            cells = [_matrix_cell(results.get(prop), "traces/") for _, results in rows]
-            if not any(cells):
-                continue
-            kind = next((results[prop].kind for _, results in rows if prop in results), "")
-            lines.append(f"| {prop}{kind_suffix(kind)} | " + " | ".join(cells) + " |")
-        lines.append("| *distinct states* | " + " | ".join(
-            str(max((r.states for r in results.values()), default=0)) for _, results in rows) + " |")
-        if include_times:
-            lines.append("| *seconds* | " + " | ".join(
-                f"{max((r.seconds for r in results.values()), default=0):.2f}" for _, results in rows) + " |")
-        notes = _expectation_notes(rows)
-        if notes:
-            lines += ["", "Expected verdicts beside the violations:", ""] + notes
-        lines.append("")
-    return lines
-
-
-def write_review(outcome, out_dir, *, include_times: bool = True, lifecycle: LifecycleGraph | None = None) -> Path:
-    """Write ``out_dir/index.md``, ``out_dir/lifecycle.dot`` and ``out_dir/traces/*.md|*.itf.json``
-    for ``outcome`` (the ``ContextRun`` values of ``checks.run.run_checks``). Returns the path of
-    ``index.md``. The lifecycle diagram and the action coverage are those of the run's lifecycle
-    variant (``outcome_lifecycle``), or ``lifecycle`` when given.
+def write_review(outcome, out_dir, *, include_times: bool = True) -> Path:
+    """Write the review of ``outcome`` (the ``ContextRun`` values of ``checks.run.run_checks``) into
+    ``out_dir``: ``index.md``, ``scenarios/*.md``, ``lifecycle.md``, ``lifecycle.dot`` and
+    ``traces/*.md|*.itf.json``. Returns the path of ``index.md``. The lifecycle and the action
+    coverage are those of this run's explorations of its lifecycle variant (``outcome_lifecycle``).
 
     The report is built in a staging directory beside ``out_dir`` and renamed into place
     (``checks/output.py``): an existing report there is replaced whole, an error or interrupt leaves
@@ -151,103 +83,164 @@ def write_review(outcome, out_dir, *, include_times: bool = True, lifecycle: Lif
     outcome = list(outcome)
     target = check_output_dir(out_dir)
     with atomic_directory(target, shown=out_dir) as staging:
-        _write_review_files(outcome, staging, include_times, lifecycle)
+        _write_review_files(outcome, staging, include_times)
     return Path(out_dir) / "index.md"
 
 
-def _write_review_files(outcome: list, out: Path, include_times: bool, lifecycle: LifecycleGraph | None) -> None:
-    traces_dir = out / "traces"
-    traces_dir.mkdir(parents=True, exist_ok=True)
+def _group(outcome) -> dict:
+    """{scenario: [(ctx, {property: result})]}, in outcome order."""
+    grouped: dict = {}
+    for run in outcome:
+        grouped.setdefault(run.ctx.scenario.name, []).append((run.ctx, {r.property: r for r in run.results}))
+    return grouped
+
+
+def _write_trace_reports(outcome, traces_dir: Path) -> list[Path]:
+    written = []
+    for run in outcome:
+        for result in run.results:
+            if has_report(result):
+                path = traces_dir / trace_file_name(result)
+                path.write_text(trace_markdown(run.ctx, result), encoding="utf-8")
+                write_itf(run.ctx, result, path)
+                written.append(path)
+    return written
+
+
+def _write_review_files(outcome: list, out: Path, include_times: bool) -> None:
+    (out / "traces").mkdir(parents=True, exist_ok=True)
+    (out / "scenarios").mkdir()
     grouped = _group(outcome)
     property_order = [p.name for p in PROPERTIES]
     present = {r.property for run in outcome for r in run.results}
     properties = [name for name in property_order if name in present] + sorted(present - set(property_order))
-    written = _write_trace_reports(outcome, traces_dir)
-    lines = _headline(outcome, grouped, properties, len(written), include_times)
-    lines += _matrix_section(grouped, properties, include_times)
-    graph = lifecycle if lifecycle is not None else outcome_lifecycle(outcome)
+    written = _write_trace_reports(outcome, out / "traces")
+    graph = outcome_lifecycle(outcome)
+    for number, (scenario, rows) in enumerate(grouped.items(), 1):
+        page = scenario_page(number, rows, properties, include_times, graph is not None)
+        (out / scenario_page_name(scenario)).write_text(page, encoding="utf-8")
+    lines = _headline(outcome, grouped, properties, len(written), include_times, graph is not None)
+    lines += _summary_section(grouped, properties)
+    lines += _scenarios_section(grouped)
+    lines += _variants_section(outcome)
     if graph is not None:
         (out / "lifecycle.dot").write_text(lifecycle_dot(graph), encoding="utf-8")
-        lines += _lifecycle_section(graph)
-        lines += _coverage_section(graph)
+        (out / LIFECYCLE_PAGE).write_text(lifecycle_page(graph, _default_run(graph)), encoding="utf-8")
+        lines += _lifecycle_summary(graph)
     lines += _findings_section(outcome)
     (out / "index.md").write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
 
 
-def _expectation_notes(rows) -> list[str]:
-    """Each non-holding or unexpected cell, grouped by (property, verdict, expected, reason)."""
-    groups: dict = {}
-    for ctx, results in rows:
-        for result in results.values():
-            if result.verdict == HOLDS and result.matches:
-                continue
-            key = (result.property, result.verdict, result.expected) + result.explanation()
-            groups.setdefault(key, []).append(ctx.variant.name)
-    notes = []
-    for (prop, verdict, expected, reason, ref), variant_names in groups.items():
-        spec = _SPECS.get(prop)
-        shown = {HOLDS: "seen", VIOLATED: "never reached"}.get(verdict, verdict) if spec and spec.kind == SOMETIMES \
-            else verdict
-        line = f"- {prop} {shown} under {', '.join(f'`{v}`' for v in variant_names)}"
-        line += f" — expected {expected}" if expected is not None else " — no expectation"
-        if expected is not None and expected != verdict:
-            line += " **(differs)**"
-        if reason:
-            line += f". {reason}"
-        if ref:
-            line += f" ({ref})"
-        notes.append(line)
-    return notes
-
-
-def _lifecycle_section(graph: LifecycleGraph) -> list[str]:
-    lines = ["## Resize lifecycle", ""]
-    lines.append(f"Derived from the explored state graph of `{graph.variant}` over {len(graph.scenarios)} default "
-                 f"scenarios ({graph.states} states, {graph.transitions} transitions): each pod's status "
-                 "(`model/lifecycle.py`) along every edge; each arrow names the actor that moves the pod and the "
-                 "actions. Only reachable statuses appear. Graphviz form: [lifecycle.dot](lifecycle.dot).")
-    lines.append("")
-    missing = [s for s in LIFECYCLE_STATUSES if s not in graph.statuses]
-    if "Infeasible" in missing:
-        lines.append("**Infeasible is never reached** on these scenarios, so it is not drawn: since v1.36 the API "
-                     "server rejects a resize above the node's allocatable, and the kubelet's other Infeasible "
-                     "reasons (static pods, swap, static CPU/memory managers; reference §2.2) are not modelled.")
+def _headline(outcome, grouped: dict, properties: list, written: int, include_times: bool,
+              lifecycle: bool) -> list[str]:
+    all_results = [r for run in outcome for r in run.results]
+    variants = list(dict.fromkeys(run.ctx.variant.name for run in outcome))
+    differs = [r for r in all_results if not r.matches and r.verdict != INCONCLUSIVE]
+    inconclusive = [r for r in all_results if r.verdict == INCONCLUSIVE]
+    engines = ", ".join(dict.fromkeys(r.engine for r in all_results)) or "no"
+    lines = [f"{REPORT_HEADING}: scheduler preemption for in-place pod resize", ""]
+    lines.append(f"{len(all_results)} checks: {counted(len(grouped), 'scenario')} × {counted(len(variants), 'variant')} × "
+                 f"{counted(len(properties), 'property', 'properties')} ({engines} engine). "
+                 f"{sum(1 for r in all_results if r.expected is not None and r.matches)} as the manifest expects, "
+                 f"{len(differs)} differ, {len(inconclusive)} inconclusive; {written} trace reports.")
+    if include_times:
+        total = sum(max((r.seconds for r in run.results), default=0) for run in outcome)
+        lines[-1] += f" Total engine time {total:.1f} s."
+    lines += ["", "This page summarises; each scenario has its own page (its full matrix, the manifest's expectations, "
+              "its trace reports). Links between the files of this report are relative: keep the report directory "
+              "together (commit it, or attach it whole) — pasted alone, this page keeps only its links to upstream "
+              "issues and pull requests, which are absolute.", ""]
+    contents = ["[summary](#summary-matrix)", "[scenarios](#scenarios)", "[variants](#variants)"]
+    if lifecycle:
+        contents.append(f"[lifecycle and action coverage]({LIFECYCLE_PAGE})")
+    lines += ["Contents: " + " · ".join(contents + ["[findings](#findings)"]), ""]
+    if differs:
+        lines += ["## ⚠ Verdicts that differ from the manifest", ""]
+        for r in differs:
+            lines.append(f"- {r.property} in [`{r.scenario}`]({scenario_page_name(r.scenario)}) under `{r.variant}`: "
+                         f"{r.verdict}, expected {r.expected}")
         lines.append("")
-    others = [s for s in missing if s != "Infeasible"]
-    if others:
-        lines.append(f"Also never reached: {', '.join(others)}.")
-        lines.append("")
-    lines += ["```mermaid", lifecycle_mermaid(graph), "```", ""]
-    lines += ["| from | to | actor · actions |", "|---|---|---|"]
-    for (source, target), actors in graph.edges.items():
-        lines.append(f"| {source} | {target} | {markdown_cell(edge_label(actors))} |")
-    lines.append("")
     return lines
 
 
-def _coverage_section(graph: LifecycleGraph) -> list[str]:
-    lines = ["## Action coverage", "",
-             f"How often each action fired (explored transitions) under `{graph.variant}` over the default "
-             "scenarios, and in how many scenarios.", "",
-             "| action | actor | transitions | scenarios | note |", "|---|---|---:|---:|---|"]
-    never = []
-    for name in ACTION_NAMES:
-        count = graph.action_counts.get(name, 0)
-        note = ""
-        if count == 0:
-            never.append(name)
-            note = "⚠ never fired: " + NEVER_FIRED_EXPLANATIONS.get(name, "no explanation recorded — add a scenario")
-        lines.append(f"| {name} | {ACTOR_OF.get(name, '')} | {count} | "
-                     f"{len(graph.action_scenarios.get(name, []))} | {note} |")
-    lines.append("")
-    lines.append("Every action fired at least once." if not never else
-                 f"{len(never)} actions never fired: {', '.join(never)} (see the notes).")
-    lines.append("")
+def _summary_cell(results: list[tuple[int, CheckResult]]) -> str:
+    """The scenarios (by number) where the property is violated (✗) or inconclusive (≈), or the one
+    verdict of every scenario; bold when a verdict differs from the manifest."""
+    parts = []
+    for symbol, verdict in (("✗", VIOLATED), ("≈", INCONCLUSIVE)):
+        numbers = [str(number) for number, r in results if r.verdict == verdict]
+        if numbers:
+            parts.append(f"{symbol} {', '.join(numbers)}")
+    if not parts:
+        verdicts = {r.verdict for _, r in results}
+        parts.append(SYMBOLS.get(verdicts.pop(), "?") if len(verdicts) == 1 else "✓")
+    cell = " ".join(parts)
+    return f"**{cell}**" if any(not r.matches for _, r in results) else cell
+
+
+def _summary_section(grouped: dict, properties: list) -> list[str]:
+    numbered = [(number, {ctx.variant.name: results for ctx, results in rows})
+                for number, rows in enumerate(grouped.values(), 1)]
+    variants = list(dict.fromkeys(name for _, by_variant in numbered for name in by_variant))
+    shown = [p for p in properties if _SPECS.get(p) is None or _SPECS[p].kind != SOMETIMES]
+    lines = ["## Summary matrix", "",
+             "Per always- and eventually-property and variant: ✓ where it holds on every scenario, else the numbers "
+             "of the scenarios (see [Scenarios](#scenarios)) where it is violated (✗) or inconclusive (≈); **bold** "
+             "where a verdict differs from the manifest. Each scenario's page has the full matrix with the trace "
+             "reports.", ""]
+    for group in variant_groups(variants):
+        lines += ["| property | " + " | ".join(group) + " |", "|---|" + ":---:|" * len(group)]
+        for prop in shown:
+            cells = [[(number, by_variant[name][prop]) for number, by_variant in numbered
+                      if prop in by_variant.get(name, {})] for name in group]
+            if any(cells):
+                kind = _SPECS[prop].kind if prop in _SPECS else ""
+                lines.append(f"| {prop}{kind_suffix(kind)} | " + " | ".join(_summary_cell(c) if c else "" for c in cells)
+                             + " |")
+        lines.append("")
+    witnesses = [r for _, by_variant in numbered for results in by_variant.values() for r in results.values()
+                 if r.kind == SOMETIMES]
+    if witnesses:
+        reached = sum(r.verdict == HOLDS for r in witnesses)
+        lines += [f"Sometimes-properties (witnesses, so that no pass is vacuous): {reached} of {len(witnesses)} "
+                  "reached; of the ones never reached, "
+                  f"{sum(r.verdict != HOLDS and r.matches for r in witnesses)} are unreachable by design as the "
+                  f"manifest records (the scenario pages say why) and "
+                  f"{sum(r.verdict != HOLDS and not r.matches for r in witnesses)} differ.", ""]
     return lines
+
+
+def _scenarios_section(grouped: dict) -> list[str]:
+    lines = ["## Scenarios", "", "| # | scenario | what it sets up | ✗ |", "|---:|---|---|---:|"]
+    for number, (scenario, rows) in enumerate(grouped.items(), 1):
+        violations = sum(has_report(r) for _, results in rows for r in results.values())
+        lines.append(f"| {number} | [{scenario}]({scenario_page_name(scenario)}) | "
+                     f"{markdown_cell(linkify_upstream(rows[0][0].scenario.description))} | {violations} |")
+    return lines + ["", "✗: violations of always- and eventually-properties over all variants, each with its trace "
+                    "report (on the scenario's page).", ""]
+
+
+def _variants_section(outcome) -> list[str]:
+    lines = ["## Variants", "", "| variant | design |", "|---|---|"]
+    for name in dict.fromkeys(run.ctx.variant.name for run in outcome):
+        lines.append(f"| {name} | {markdown_cell(linkify_upstream(_DESCRIPTIONS.get(name, '')))} |")
+    return lines + [""]
+
+
+def _lifecycle_summary(graph: LifecycleGraph) -> list[str]:
+    never = [name for name in ACTION_NAMES if not graph.action_counts.get(name)]
+    fired = len(ACTION_NAMES) - len(never)
+    return ["## Resize lifecycle and action coverage", "",
+            f"[{LIFECYCLE_PAGE}]({LIFECYCLE_PAGE}): the lifecycle every pod goes through under `{graph.variant}`, "
+            f"derived from this run's explored states ({counted(len(graph.scenarios), 'scenario')}, {graph.states} "
+            f"states, {graph.transitions} transitions; {len(graph.statuses)} statuses reached, {len(graph.edges)} "
+            f"kinds of status change), drawn per phase, and how often each action fired ({fired} actions fired"
+            + (f"; never: {', '.join(never)}" if never else "") + ").", ""]
 
 
 def _findings_section(outcome) -> list[str]:
-    """Each violation of an always/eventually property, grouped by property and by reason."""
+    """Each violation of an always/eventually property, grouped by property and by reason: where
+    (scenario pages, with the variants) and the shortest trace."""
     groups: dict = {}
     for run in outcome:
         for result in run.results:
@@ -259,34 +252,38 @@ def _findings_section(outcome) -> list[str]:
                 key = ("Not in the manifest (a run without expectations).", "")
             else:
                 key = (f"**Not expected by the manifest** (expected {result.expected}).", "")
-            groups.setdefault(result.property, {}).setdefault(key, []).append(result)
+            groups.setdefault(result.property, {}).setdefault(key, []).append((run.ctx, result))
     lines = ["## Findings", ""]
     if not groups:
         return lines + ["No always- or eventually-property is violated.", ""]
     lines += ["Every violation of a safety (always) or liveness (eventually) property, grouped by property and by "
-              "the reason the manifest records. Each link is the shortest counterexample.", ""]
+              "the reason the manifest records: the scenarios (their pages link every trace) with the variants, and "
+              "the shortest counterexample.", ""]
     number = 0
     for prop in [p.name for p in PROPERTIES if p.name in groups] + sorted(set(groups) - set(_SPECS)):
         spec = _SPECS.get(prop)
-        lines.append(f"### {prop}{kind_suffix(spec.kind) if spec else ''}")
-        lines.append("")
+        lines += [f"### {prop}{kind_suffix(spec.kind) if spec else ''}", ""]
         if spec:
             lines += [f"*Requires:* {spec.meaning}.", ""]
-        for (reason, ref), results in groups[prop].items():
+        for (reason, ref), found in groups[prop].items():
             number += 1
-            where: dict = {}
-            for r in results:
-                where.setdefault(r.scenario, []).append(f"[{r.variant}](traces/{trace_file_name(r)})"
-                                                        if r.trace is not None else r.variant)
-            lines.append(f"{number}. {reason}" + (f" *({ref})*" if ref else ""))
-            for scenario, links in where.items():
-                lines.append(f"   - `{scenario}`: {', '.join(links)}")
-            first = results[0]
-            ctx = next(run.ctx for run in outcome
-                       if run.ctx.scenario.name == first.scenario and run.ctx.variant.name == first.variant)
-            if first.trace is not None:
-                lines.append(f"   - shortest: `{replay_line(ctx, first.trace)[len('replay: '):]}`")
+            lines += _finding(number, reason, ref, found)
         lines.append("")
+    return lines
+
+
+def _finding(number: int, reason: str, ref: str, found: list) -> list[str]:
+    where: dict = {}
+    for ctx, result in found:
+        where.setdefault(result.scenario, []).append(result.variant)
+    lines = [f"{number}. {linkify_upstream(reason)}" + (f" *({linkify_upstream(ref)})*" if ref else "")]
+    for scenario, variants in where.items():
+        lines.append(f"   - [`{scenario}`]({scenario_page_name(scenario)}): {', '.join(variants)}")
+    traced = [(ctx, r) for ctx, r in found if r.trace is not None]
+    if traced:
+        ctx, shortest = min(traced, key=lambda item: len(item[1].trace))
+        lines.append(f"   - shortest ([trace report](traces/{trace_file_name(shortest)})): "
+                     f"`{replay_command(ctx, shortest.trace)}`")
     return lines
 
 
@@ -335,9 +332,9 @@ def variant_diff(outcome, variant_a: str, variant_b: str, *, trace_links: str | 
                     continue
                 what = "witness" if r.kind == SOMETIMES else ("lasso" if r.trace.loop is not None else "counterexample")
                 link = (f" — [trace report]({trace_links}{trace_file_name(r)})"
-                        if trace_links is not None and _has_report(r) else "")
+                        if trace_links is not None and has_report(r) else "")
                 body.append(f"  - {what} under `{r.variant}` ({counted(len(r.trace), 'step')}){link}:")
-                body.append(f"    `{replay_line(ctx, r.trace)[len('replay: '):]}`")
+                body.append(f"    `{replay_command(ctx, r.trace)}`")
         body.append("")
     lines.append(f"{changes} verdicts change on {compared} scenarios compared"
                  + (" (no scenario has both variants)." if not compared else "."))
