@@ -124,4 +124,5 @@ def test_replay_prints_the_trace(capsys):
     code, out, _ = run(capsys, "replay", "--scenario", "additional-preemption", "PreemptForResize(pod=pod1)")
     assert code == 0
     assert "pod2: Running → Terminating (DisruptionTarget: preempted for pod1)" in out
-    assert out.strip().splitlines()[-1].startswith("replay: kepcheck replay --scenario additional-preemption")
+    assert out.strip().splitlines()[-1] == ('replay: kepcheck replay --scenario additional-preemption --variant '
+                                            'alpha-1.37 "PreemptForResize(pod=pod1)"')

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kepcheck.spec.scenarios import load_scenario
 from kepcheck.checks import cli
 from kepcheck.checks.report import summary_markdown
 
@@ -26,7 +27,8 @@ def test_readme_starts_with_the_two_commands():
     assert "make check" in head and "make test" in head
 
 
-REPLAYS = re.findall(r"`(kepcheck replay [^`]+)`", README)
+# the replay lines of traces (a usage example such as `kepcheck replay --itf FILE` names no scenario)
+REPLAYS = [line for line in re.findall(r"`(kepcheck replay [^`]+)`", README) if "--scenario " in line]
 
 
 def test_readme_quotes_replay_lines():
@@ -37,6 +39,18 @@ def test_readme_quotes_replay_lines():
 def test_replay_lines_in_readme_replay(line, capsys):
     argv = shlex.split(line)[1:]
     assert cli.main(argv) == 0, capsys.readouterr().err
+
+
+def test_the_example_scenario_loads_and_checks(tmp_path, capsys):
+    """The YAML block of "Scenario files" is a scenario the loader accepts, and a run checks it."""
+    section = README[README.index("## Scenario files"):]
+    block = re.search(r"```yaml\n(.*?)```", section, re.S)
+    assert block, "no YAML example under 'Scenario files'"
+    path = tmp_path / "example.yaml"
+    path.write_text(block.group(1))
+    scenario = load_scenario(path)
+    assert scenario.nodes and scenario.pods
+    assert cli.main(["check", "--scenario", str(path), "--variant", "alpha-1.37", "--json"]) == 0, capsys.readouterr().err
 
 
 def test_layout_names_every_module():

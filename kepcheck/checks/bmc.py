@@ -18,13 +18,14 @@ Left out: ``sometimes`` and ``eventually`` properties (verdict ``not-checked``).
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from functools import partial
+from typing import Callable, Iterable
 
 import z3
 
 from kepcheck.spec.properties import ALWAYS, PROPERTIES, PropertySpec
 
-from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.engine import Budget, DepthProgress, EngineOptions
 from kepcheck.checks.induction import proved_invariants
 from kepcheck.checks.result import INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult
 from kepcheck.checks.unrolling import bad_at, check, decode, init_at, invariants_at, new_solver, record, setup, transition
@@ -101,17 +102,22 @@ class _Search:
 
 def check_bmc(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, depth: int = 10, *,
               timeout: float | None = None, parametric=None, per_depth: list | None = None,
-              strengthen: bool = True) -> list[CheckResult]:
+              strengthen: bool = True, progress: Callable | None = None) -> list[CheckResult]:
     """Bounded model checking of every ``always`` property to ``depth`` actions. ``timeout`` (seconds)
     bounds the whole run. ``parametric=(low, high)`` leaves the sizes symbolic. ``per_depth``, when
     given, receives ``(k, seconds)`` for every depth completed. ``strengthen``: the strengthening
-    invariants are proved first and then assumed at every step, Inv(s_0) ∧ … ∧ Inv(s_k)."""
+    invariants are proved first and then assumed at every step, Inv(s_0) ∧ … ∧ Inv(s_k). ``progress``,
+    when given, is called with a ``DepthProgress`` before the strengthening proofs and every depth."""
     properties = list(properties)
+    if progress is not None:
+        progress(DepthProgress("bmc", 0, depth, "proving the strengthening invariants"))
     search = _Search(ctx, properties, timeout, parametric, strengthen)
     k = 0
     for k in range(depth + 1):
         if search.out_of_time(k):
             break
+        if progress is not None:
+            progress(DepthProgress("bmc", k, depth, f"{len(search.open)} always-properties open"))
         step_started = time.perf_counter()
         search.step_to(k)
         search.violations_at(k)
@@ -129,7 +135,8 @@ class BmcEngine:
     name = "bmc"
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
-        return check_bmc(ctx, properties, options.depth, timeout=budget.timeout, parametric=options.parametric)
+        return check_bmc(ctx, properties, options.depth, timeout=budget.timeout, parametric=options.parametric,
+                         progress=None if options.progress is None else partial(options.progress, ctx))
 
 
 ENGINE = BmcEngine()

@@ -5,9 +5,13 @@ Subcommands:
   check    check a selection (default: every scenario, variant and property of the manifest)
   report   check the selection and write the design review report
   diff     which verdicts change between two variants, and the traces that explain it
-  replay   replay action labels through the model and print the trace
+  replay   replay action labels (or an ITF trace file) through the model and print the trace
 
-This module parses arguments and prints; the checking itself is ``checks/run.py``.
+This module parses arguments and prints; the checking itself is ``checks/run.py``, the terminal's
+tables ``checks/terminal.py``, the progress on stderr and the closing statistics
+``checks/progress.py``, the replay's judgement ``checks/replaying.py``. Streams: results (tables,
+traces, statistics) on stdout, or the JSON records alone with ``--json`` (the mutant verdicts and
+statistics then go to stderr); progress, "wrote the report" and errors on stderr.
 
 Exit codes: ``checks/exits.py`` (0 as expected, 1 differs, 2 usage or input, 3 inconclusive, 4
 internal error, 128 + signal when interrupted). Every error is one line on stderr, never a traceback.
@@ -22,7 +26,7 @@ import time
 from dataclasses import replace
 
 from kepcheck.spec.fairness import DEFAULT_FAIRNESS, FAIRNESS_GROUPS
-from kepcheck.spec.properties import EVENTUALLY, PROPERTIES, SOMETIMES
+from kepcheck.spec.properties import PROPERTIES, SOMETIMES
 from kepcheck.spec.scenarios import ScenarioError, default_scenarios
 from kepcheck.spec.variants import DECISIONS, VARIANTS
 
@@ -33,15 +37,18 @@ from kepcheck.checks.exits import (
 )
 from kepcheck.checks.output import (
     Interrupted, OutputError, ascii_only, console as _console, install_interrupt_handlers,
-    interrupt_handled, quiet_stdout, restore_handlers, say as _say, table as _table, tolerant_streams,
+    interrupt_handled, quiet_stdout, restore_handlers, say as _say, tolerant_streams,
 )
+from kepcheck.checks.progress import PLAIN_SECONDS, Reporter, statistics
+from kepcheck.checks.replaying import DEFAULT_VARIANT, closed_loop, judged_marks, replay_headline, replay_setting
 from kepcheck.checks.report import counted, format_trace, result_record
-from kepcheck.checks.result import HOLDS, INCONCLUSIVE, SYMBOLS, VIOLATED, replay
+from kepcheck.checks.result import INCONCLUSIVE, replay
 from kepcheck.checks.review import variant_diff, write_review
 from kepcheck.checks.run import (
-    SelectionError, run_checks, select_engine, select_fairness, select_mutants, select_properties, select_scenarios,
+    SelectionError, run_checks, select_checks, select_engine, select_fairness, select_mutants, select_scenarios,
     select_variants,
 )
+from kepcheck.checks.terminal import mutant_verdicts, print_listing, print_matrix, print_text, print_traces
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import MUTANTS
 
@@ -72,106 +79,60 @@ def command_list(options) -> int:
         print(json.dumps(_list_document(), indent=2, ensure_ascii=ascii_only(sys.stdout)))
         return EXIT_OK
     console = _console(sys.stdout)
-    console.print(_table("Scenarios", ("name", "description"), ((s.name, s.description) for s in default_scenarios())))
-    console.print(_table("Variants (first option of each decision = v1.37 alpha)", ["name"] + [d.field for d in DECISIONS],
-                         ((v.name, *(getattr(v, d.field) for d in DECISIONS)) for v in VARIANTS)))
-    console.print(_table("Properties", ("name", "kind", "meaning", "ref"),
-                         ((p.name, p.kind + (" (step)" if p.scope == "step" else ""), p.meaning, p.ref)
-                          for p in PROPERTIES)))
-    console.print(_table("Fairness groups (assumed weakly fair by the eventually-properties unless --fairness says "
-                         "otherwise)", ("group", "actions", "mechanism"),
-                         ((g.name, ", ".join(g.actions), g.mechanism) for g in FAIRNESS_GROUPS)))
-    console.print(_table("Mutants (deliberately broken models the checks must catch)",
-                         ("name", "breaks", "must violate", "where"),
-                         ((m.name, m.breaks, m.property, f"{m.variant} / {m.scenario}") for m in MUTANTS)))
+    print_listing(console, "Scenarios", ("name", "description"),
+                  ((s.name, s.description) for s in default_scenarios()))
+    print_listing(console, "Variants (first option of each decision = v1.37 alpha)", ["name"] + [d.field for d in DECISIONS],
+                  ((v.name, *(getattr(v, d.field) for d in DECISIONS)) for v in VARIANTS))
+    print_listing(console, "Properties", ("name", "kind", "meaning", "ref"),
+                  ((p.name, p.kind + (" (step)" if p.scope == "step" else ""), p.meaning, p.ref) for p in PROPERTIES))
+    print_listing(console, "Fairness groups (assumed weakly fair by the eventually-properties unless --fairness says "
+                  "otherwise)", ("group", "actions", "mechanism"),
+                  ((g.name, ", ".join(g.actions), g.mechanism) for g in FAIRNESS_GROUPS))
+    print_listing(console, "Mutants (deliberately broken models the checks must catch)",
+                  ("name", "breaks", "must violate", "where"),
+                  ((m.name, m.breaks, m.property, f"{m.variant} / {m.scenario}") for m in MUTANTS))
     return EXIT_OK
 
 
-def _cell(prop, result) -> str:
-    cell = SYMBOLS[result.verdict]
-    if prop.kind == SOMETIMES:
-        cell = {HOLDS: "seen", VIOLATED: "never", INCONCLUSIVE: "≈"}.get(result.verdict, cell)
-    if result.differs:
-        cell = f"[bold red]{cell} (expected {result.expected})[/]"
-    return cell
-
-
-def _matrix_tables(console, outcome, properties) -> None:
-    from rich.table import Table
-
-    by_scenario: dict[str, list] = {}
-    for run in outcome:
-        by_scenario.setdefault(run.ctx.scenario.name, []).append(run)
-    for scenario, runs in by_scenario.items():
-        table = Table(title=f"{scenario}", title_justify="left")
-        table.add_column("property")
-        for run in runs:
-            table.add_column(run.ctx.variant.name, justify="center")
-        for prop in properties:
-            cells = [_cell(prop, next(r for r in run.results if r.property == prop.name)) for run in runs]
-            suffix = {SOMETIMES: " (sometimes)", EVENTUALLY: " (eventually)"}.get(prop.kind, "")
-            table.add_row(prop.name + suffix, *cells)
-        if all(run.results[0].engine == "explicit" for run in runs):
-            table.add_row("[dim]distinct states[/]", *(f"[dim]{run.results[0].states}[/]" for run in runs))
-        console.print(table)
-
-
-def _print_traces(console, outcome, shown) -> None:
-    contexts = {(run.ctx.scenario.name, run.ctx.variant.name): run.ctx for run in outcome}
-    for result in shown:
-        ctx = contexts[(result.scenario, result.variant)]
-        headline = f"{result.property} {result.verdict} in {result.scenario} under {result.variant}"
-        if result.expected is not None and result.verdict != result.expected:
-            headline += f" (expected {result.expected})"
-        console.print(f"\n[bold]{headline}[/]")
-        if result.fairness:
-            console.print(f"fairness assumed: {', '.join(result.fairness) or 'none'}", markup=False)
-        if result.reason:
-            console.print(f"why: {result.reason}  [{result.ref}]", markup=False)
-        if result.trace is not None:
-            console.print(format_trace(ctx, result.trace), markup=False)
-
-
-def _print_check(options, outcome, properties, scenarios, variants, started: float) -> None:
+def _print_check(options, outcome, scenarios, variants, started: float) -> None:
     results = [r for run in outcome for r in run.results]
     differs = [r for r in results if r.differs]
     console = _console(sys.stdout)
-    _matrix_tables(console, outcome, properties)
+    print_matrix(console, outcome)
     shown = differs if not options.traces else [r for r in results if r.trace is not None and r.kind != SOMETIMES]
-    _print_traces(console, outcome, shown)
+    print_traces(console, outcome, shown)
     matched = sum(1 for r in results if r.matches)
     expectation = "as expected" if any(r.expected is not None for r in results) else "without expectation"
     inconclusive = sum(1 for r in results if r.verdict == INCONCLUSIVE)
-    console.print(
-        f"\n{counted(len(results), 'check')} on {counted(len(scenarios), 'scenario')} × {counted(len(variants), 'variant')}: "
-        f"{matched} {expectation}, "
-        f"{len(differs)} differ, {inconclusive} inconclusive. {time.perf_counter() - started:.1f} s"
-    )
+    console.print()
+    print_text(console, f"{counted(len(results), 'check')} on {counted(len(scenarios), 'scenario')} × "
+                        f"{counted(len(variants), 'variant')}: {matched} {expectation}, {len(differs)} differ, "
+                        f"{inconclusive} inconclusive. {time.perf_counter() - started:.1f} s")
 
 
-def _engine_options(options) -> EngineOptions:
+def _engine_options(options, differential) -> EngineOptions:
     workers = {"workers": options.workers} if options.workers else {}
     return EngineOptions(symmetry=not options.no_symmetry, fairness=select_fairness(options.fairness), core=options.core,
                          **workers,
                          depth=options.depth, max_k=options.max_k, parametric=_parametric(options.parametric),
-                         examples=options.examples, steps=options.steps, seed=options.seed, profile=options.profile)
+                         examples=options.examples, steps=options.steps, seed=options.seed, profile=options.profile,
+                         differential=differential)
 
 
 def command_check(options) -> int:
     scenarios = select_scenarios(options.scenario)
     variants = select_variants(options.variant)
-    properties = select_properties(options.property)
-    mutants = select_mutants(options.mutant)
     engine_name = select_engine(options.engine)
+    properties, differential = select_checks(options.property, engine_name)
+    mutants = select_mutants(options.mutant)
     started = time.perf_counter()
     outcome = _run_all(scenarios, variants, properties, engine_name=engine_name, mutants=mutants,
-                       budget=Budget(options.max_states, options.timeout), options=_engine_options(options),
+                       budget=Budget(options.max_states, options.timeout), options=_engine_options(options, differential),
                        record_lifecycle=options.report is not None)
     options.outcome_code = _exit_code([r for run in outcome for r in run.results])
     if options.report is not None:
         try:
-            index = write_review(outcome, options.report, include_times=not options.no_times)
-            _say(f"kepcheck: wrote the design review report {index}")
+            _wrote(write_review(outcome, options.report, include_times=not options.no_times))
         except OutputError as error:  # the records are still printed; the run then exits 2
             _say(f"kepcheck: error: --report {error}")
             options.outcome_code = EXIT_USAGE
@@ -179,34 +140,41 @@ def command_check(options) -> int:
         print(json.dumps([result_record(run.ctx, r) for run in outcome for r in run.results], indent=2,
                          ensure_ascii=ascii_only(sys.stdout)))
     else:
-        _print_check(options, outcome, properties, scenarios, variants, started)
+        _print_check(options, outcome, scenarios, variants, started)
+    _print_after_check(options, outcome, mutants, time.perf_counter() - started)
     return options.outcome_code
 
 
-def _run_all(scenarios, variants, properties, **options) -> list:
-    """Run the checks with a progress bar on stderr (when it is a terminal): checks done, and where
-    the running search is (states, states/s, transitions, depth, frontier, peak memory)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _print_after_check(options, outcome, mutants, seconds: float) -> None:
+    """Whether each mutant was caught, and the statistics: on stdout after the tables; with --json on
+    stderr (stdout stays JSON), the statistics there only on a terminal or after a run of at least
+    ``PLAIN_SECONDS`` (as progress lines), so that a quick scripted run's stderr holds only errors.
+    Nothing after an error (exit 2), which stays one line."""
+    if options.outcome_code == EXIT_USAGE:
+        return
+    lines = mutant_verdicts(outcome, mutants)
+    if not options.json or sys.stderr.isatty() or seconds >= PLAIN_SECONDS:
+        lines += statistics(outcome, seconds)
+    if options.json:
+        for line in lines:
+            _say(f"kepcheck: {line}")
+    elif lines:
+        console = _console(sys.stdout)
+        for line in lines:
+            print_text(console, line)
 
-    shown = sys.stderr.isatty()
-    with Progress(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[search]}"), console=_console(sys.stderr), transient=True,
-                  disable=not shown) as bar:
-        task = bar.add_task("check", total=len(scenarios) * len(variants), search="")
 
-        def searching(ctx, where) -> None:
-            bar.update(task, search=f"{ctx.scenario.name} × {ctx.variant.name}: {where.describe()}, "
-                                    f"peak memory {_peak_mib():,.0f} MiB")
-
-        engine_options = replace(options.pop("options", EngineOptions()), progress=searching if shown else None)
-        return list(run_checks(scenarios, variants, properties, options=engine_options,
-                               progress=lambda: bar.update(task, advance=1, search=""), **options))
+def _wrote(index) -> None:
+    _say(f"kepcheck: wrote the design review report {index}")
 
 
-def _peak_mib() -> float:
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+def _run_all(scenarios, variants, properties, *, engine_name: str = "explicit", budget: Budget = Budget(),
+             options: EngineOptions = EngineOptions(), **more) -> list:
+    """Run the checks with their progress on stderr (``checks/progress.py``)."""
+    with Reporter(sys.stderr, len(scenarios) * len(variants), engine_name, budget) as reporter:
+        return list(run_checks(scenarios, variants, properties, engine_name=engine_name, budget=budget,
+                               options=replace(options, progress=reporter.update), starting=reporter.starting,
+                               **more))
 
 
 def command_report(options) -> int:
@@ -214,7 +182,7 @@ def command_report(options) -> int:
                        record_lifecycle=True)
     index = write_review(outcome, options.out, include_times=not options.no_times)
     options.outcome_code = _exit_code([r for run in outcome for r in run.results])
-    print(f"wrote {index}")
+    _wrote(index)
     return options.outcome_code
 
 
@@ -247,14 +215,18 @@ def _parametric(value):
 
 
 def command_replay(options) -> int:
-    scenario = select_scenarios([options.scenario])[0]
-    variant = select_variants([options.variant])[0]
-    ctx = Context.build(scenario, variant, select_mutants(options.mutant))
+    scenario_argument, variant_name, mutant_names, labels, loop = replay_setting(options)
+    scenario = select_scenarios([scenario_argument])[0]
+    variant = select_variants([variant_name])[0]
+    ctx = Context.build(scenario, variant, select_mutants(mutant_names))
     try:
-        trace = replay(ctx, options.labels)
+        trace = closed_loop(replay(ctx, labels), loop)
     except ValueError as error:
-        raise UsageError(str(error)) from None
-    print(format_trace(ctx, trace))
+        raise UsageError(f"--itf {options.itf}: {error}" if options.itf else str(error)) from None
+    marks = judged_marks(ctx, trace)
+    console = _console(sys.stdout)
+    print_text(console, replay_headline(trace, marks), style="bold")
+    print_text(console, format_trace(ctx, trace, marks))
     return EXIT_OK
 
 
@@ -262,7 +234,8 @@ def _check_parser(sub) -> None:
     check = sub.add_parser("check", help="check properties (default: the whole manifest)")
     check.add_argument("--scenario", action="append", metavar="NAME|FILE", help="a shipped scenario or a YAML file")
     check.add_argument("--variant", action="append", metavar="NAME")
-    check.add_argument("--property", action="append", metavar="NAME")
+    check.add_argument("--property", action="append", metavar="NAME", help="a catalog property; with --engine random "
+                       "also a differential check (SchedulerConservative, AccountingAgrees)")
     check.add_argument("--mutant", action="append", metavar="NAME", help="check a deliberately broken model")
     check.add_argument("--engine", default="explicit",
                        help="explicit (default: breadth-first, safety and liveness), liveness (the same search, "
@@ -298,6 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kepcheck", description="Model checker for KEP-5836: scheduler preemption for in-place pod "
                      "resize.")
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    parser.add_argument("--version", action="version", version=f"kepcheck {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     listing = sub.add_parser("list", help="list scenarios, variants, properties and mutants")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
@@ -311,14 +285,27 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("variant_a", metavar="VARIANT_A")
     diff.add_argument("variant_b", metavar="VARIANT_B")
     diff.add_argument("--scenario", action="append", metavar="NAME|FILE")
-    again = sub.add_parser("replay", help="replay action labels and print the trace")
-    again.add_argument("--scenario", required=True, metavar="NAME|FILE")
-    again.add_argument("--variant", default="alpha-1.37", metavar="NAME")
+    again = sub.add_parser("replay", help="replay action labels (or an ITF trace file) and print the trace, each "
+                           "always-property's first violation and a lasso's loop marked")
+    again.add_argument("--scenario", metavar="NAME|FILE", help="required unless --itf names it")
+    again.add_argument("--variant", metavar="NAME", help=f"default {DEFAULT_VARIANT} (or the ITF file's)")
     again.add_argument("--mutant", action="append", metavar="NAME")
+    again.add_argument("--itf", metavar="FILE", help="replay the trace of an ITF file (.itf.json); its #meta names the "
+                       "scenario, variant and mutants")
     again.add_argument("labels", nargs="*", metavar="LABEL", help='e.g. "PreemptForResize(pod=web)"')
     for command in sub.choices.values():  # --debug after the subcommand too (the default stays the global one)
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
+
+
+def _version() -> str:
+    """The installed package's version (its metadata, from pyproject.toml)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kepcheck")
+    except PackageNotFoundError:
+        return "(not installed: no package metadata)"
 
 
 _DEBUG_HELP = "on an internal error show the Python traceback (otherwise one line, exit 4)"

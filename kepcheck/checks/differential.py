@@ -30,7 +30,8 @@ from kepcheck.model.properties import PREDICATES
 from kepcheck.model.state import State
 from kepcheck.model.views import admitted, assigned, kubelet_footprint, scheduler_footprint, scheduler_requested
 
-__all__ = ["Check", "scheduler_conservative", "accounting_agrees", "DIFFERENTIAL_CHECKS", "walk_checks"]
+__all__ = ["Check", "scheduler_conservative", "accounting_agrees", "DIFFERENTIAL_CHECKS", "DIFFERENTIAL_NAMES",
+           "walk_checks"]
 
 
 @dataclass(frozen=True)
@@ -81,14 +82,16 @@ DIFFERENTIAL_CHECKS = (
     ("SchedulerConservative", scheduler_conservative, ("max", "kubelet-aligned"), "reference §6 'Conservativeness'"),
     ("AccountingAgrees", accounting_agrees, ("max",), "reference §1.2"),
 )
+DIFFERENTIAL_NAMES = frozenset(name for name, _, _, _ in DIFFERENTIAL_CHECKS)
 
 
-def walk_checks(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, differential: bool = True) -> list[Check]:
+def walk_checks(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, differential=True) -> list[Check]:
     """The catalog's always/sometimes properties among ``properties``, then the differential checks
-    that apply to the context's variant."""
+    that apply to the context's variant: every one (``differential=True``), none (False or empty),
+    or those named in ``differential`` (``--property``)."""
     checks = [Check(p.name, p.kind, p.scope, PREDICATES[p.name], p.ref) for p in properties
               if p.kind in (ALWAYS, SOMETIMES)]
-    if differential:
-        checks += [Check(name, ALWAYS, "state", predicate, ref) for name, predicate, accountings, ref
-                   in DIFFERENTIAL_CHECKS if ctx.variant.accounting in accountings]
+    chosen = DIFFERENTIAL_NAMES if differential is True else frozenset(differential or ())
+    checks += [Check(name, ALWAYS, "state", predicate, ref) for name, predicate, accountings, ref
+               in DIFFERENTIAL_CHECKS if ctx.variant.accounting in accountings and name in chosen]
     return checks

@@ -15,14 +15,15 @@ import os
 import time
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Callable, Protocol, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 from kepcheck.spec.properties import PropertySpec
 
 from kepcheck.checks.result import CheckResult
 from kepcheck.model.context import Context
 
-__all__ = ["Budget", "Deadline", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine", "default_workers"]
+__all__ = ["Budget", "Deadline", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine", "default_workers",
+           "DepthProgress", "WalkProgress"]
 
 
 def default_workers() -> int:
@@ -72,7 +73,7 @@ class EngineOptions:
     symmetry: bool = True  # explicit: symmetry reduction (never for eventually-properties)
     fairness: tuple | None = None  # liveness: the fairness groups assumed (None: each property's own)
     on_step: Callable | None = None  # explicit: called as on_step(before, action, after) on every transition
-    progress: Callable | None = None  # explicit: called as progress(ctx, Progress) while a search runs
+    progress: Callable | None = None  # called as progress(ctx, where) while a check runs (see below)
     core: str = "auto"  # explicit: interpreted, vector or auto (checks/hybrid.py)
     workers: int = field(default_factory=lambda: default_workers())  # explicit: cores for the vector core
     depth: int = 10  # bmc: unrolling depth
@@ -82,6 +83,34 @@ class EngineOptions:
     steps: int | None = None  # random: steps per walk
     seed: int = 0  # random
     profile: str = "ci"  # random: Hypothesis settings profile
+    differential: tuple | None = None  # random: the differential checks to run (None: every one that applies)
+
+
+class DepthProgress(NamedTuple):
+    """Where a bmc or induction run is (``progress(ctx, DepthProgress)``); the explicit engine's cores
+    report ``checks.result.Progress``, the random engine ``WalkProgress``."""
+
+    engine: str  # bmc or induction
+    depth: int  # bmc: the depth being decided; induction: the k being tried
+    bound: int  # --depth or --max-k
+    subject: str  # what is being decided, e.g. "9 always-properties open", "NoExcessVictims (3 of 9)"
+
+    def describe(self) -> str:
+        letter = "depth" if self.engine == "bmc" else "k ="
+        return f"{self.engine} {letter} {self.depth} of {self.bound}, {self.subject}"
+
+
+class WalkProgress(NamedTuple):
+    """Where a random run is (``progress(ctx, WalkProgress)``, at the start of every walk)."""
+
+    walks: int  # walks started so far, Hypothesis' own phases and shrinking included
+    steps: int  # steps taken
+    states: int  # distinct states met
+    deepest: int  # the longest walk
+
+    def describe(self) -> str:
+        walks = f"{self.walks:,} walk" + ("s" if self.walks != 1 else "")
+        return f"random: {walks}, {self.steps:,} steps, {self.states:,} distinct states, longest walk {self.deepest}"
 
 
 class Engine(Protocol):

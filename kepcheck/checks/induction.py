@@ -16,13 +16,14 @@ time budget).
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from functools import partial
+from typing import Callable, Iterable
 
 import z3
 
 from kepcheck.spec.properties import ALWAYS, PROPERTIES, PropertySpec
 
-from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.engine import Budget, DepthProgress, EngineOptions
 from kepcheck.checks.result import INCONCLUSIVE, NOT_CHECKED, PROVED, VIOLATED, CheckResult
 from kepcheck.checks.symbolic import Unrolling
 from kepcheck.checks.unrolling import (
@@ -85,8 +86,10 @@ def prove_lemmas(ctx: Context, max_k: int = 3, *, invariants: list | None = None
                               [f for _, f in _lemma_predicates()], max_k, invariants, timeout, None)
 
 
-def _prove(ctx: Context, spec: PropertySpec, max_k: int, invariants: list, timeout, parametric) -> CheckResult:
-    """Interleave the base case (BMC from the initial state) and the induction step, k = 1 … max_k."""
+def _prove(ctx: Context, spec: PropertySpec, max_k: int, invariants: list, timeout, parametric,
+           progress: Callable | None = None) -> CheckResult:
+    """Interleave the base case (BMC from the initial state) and the induction step, k = 1 … max_k
+    (``progress(k)``, when given, before each k)."""
     started = time.perf_counter()
     deadline = started + timeout if timeout else None
     unrolling, model_sizes = setup(ctx, parametric)
@@ -96,6 +99,8 @@ def _prove(ctx: Context, spec: PropertySpec, max_k: int, invariants: list, timeo
     step_unrolling = Unrolling(unrolling.ctx, unrolling.init, unrolling.assumptions)
     reason = ""
     for k in range(1, max_k + 1):
+        if progress is not None:
+            progress(k)
         # base case: no violation at depth k-1 from the initial state
         if k > 1:
             base.add(transition(unrolling, k - 2))
@@ -127,7 +132,8 @@ def _prove(ctx: Context, spec: PropertySpec, max_k: int, invariants: list, timeo
 
 
 def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, max_k: int = 3, *,
-                    timeout: float | None = None, parametric=None, strengthen: bool = True) -> list[CheckResult]:
+                    timeout: float | None = None, parametric=None, strengthen: bool = True,
+                    progress: Callable | None = None) -> list[CheckResult]:
     """k-induction (k = 1 … ``max_k``, simple-path constraint) of every ``always`` property.
 
     The strengthening invariants of ``model/strengthening/`` are first proved themselves (their
@@ -137,11 +143,14 @@ def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIE
     rest on (``prove_lemmas``; not in parametric mode, where they do not hold for every size) and,
     once proved, assumed too. Verdicts: ``proved`` (k in ``depth`` and ``reason``), ``violated`` (the
     base case found a counterexample, replayed), ``inconclusive`` (not k-inductive up to ``max_k``,
-    solver unknown or time budget). ``timeout`` is per property (and for the lemmas).
+    solver unknown or time budget). ``timeout`` is per property (and for the lemmas). ``progress``,
+    when given, is called with a ``DepthProgress`` before the strengthening proofs and every k tried.
     """
     properties = list(properties)
     invariants: list = []
     strengthening_note = ""
+    if strengthen and progress is not None:
+        progress(DepthProgress("induction", 1, max_k, "proving the strengthening invariants"))
     if strengthen:
         proved, k, why = prove_strengthening(ctx, max_k, timeout=timeout, parametric=parametric)
         if proved:
@@ -165,12 +174,18 @@ def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIE
                 invariants = invariants + [named(f, name) for name, f in _lemma_predicates() if name not in known]
             else:
                 strengthening_note += f" (preemption lemmas not proved: {why})"
-        result = _prove(ctx, spec, max_k, invariants, timeout, parametric)
+        told = None if progress is None else partial(_told, progress, max_k, f"{spec.name} ({len(results) + 1} of "
+                                                                              f"{len(properties)})")
+        result = _prove(ctx, spec, max_k, invariants, timeout, parametric, told)
         result.reason += strengthening_note
         results[spec.name] = result
         if result.verdict == PROVED and spec.scope == "state":
             invariants.append(named(PREDICATES[spec.name], spec.name))
     return [results[spec.name] for spec in properties]
+
+
+def _told(progress: Callable, max_k: int, subject: str, k: int) -> None:
+    progress(DepthProgress("induction", k, max_k, subject))
 
 
 class InductionEngine:
@@ -179,7 +194,8 @@ class InductionEngine:
     name = "induction"
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
-        return check_induction(ctx, properties, options.max_k, timeout=budget.timeout, parametric=options.parametric)
+        return check_induction(ctx, properties, options.max_k, timeout=budget.timeout, parametric=options.parametric,
+                               progress=None if options.progress is None else partial(options.progress, ctx))
 
 
 ENGINE = InductionEngine()

@@ -32,10 +32,10 @@ from typing import Iterator
 
 __all__ = ["OutputError", "Interrupted", "check_output_dir", "atomic_directory", "REPORT_HEADING", "quiet_stdout",
            "tolerant_streams", "ascii_only", "deferred_signals", "install_interrupt_handlers", "restore_handlers",
-           "console", "table", "say", "interrupt_handled"]
+           "console", "width_of", "say", "interrupt_handled"]
 
 REPORT_HEADING = "# KEP-5836 design review"  # the first line of every review's index.md
-REPORT_ENTRIES = frozenset({"index.md", "lifecycle.dot", "traces"})
+REPORT_ENTRIES = frozenset({"index.md", "lifecycle.md", "lifecycle.dot", "scenarios", "traces"})
 _HELD_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
 
@@ -344,10 +344,25 @@ def tolerant_streams() -> None:
                 pass
 
 
+def width_of(stream) -> int:
+    """The columns output on ``stream`` may use: ``$COLUMNS`` when it is set (also when the stream is a
+    pipe or a file), else the terminal's width, else 200 (a pipe or a file)."""
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns or 80
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 200
+
+
 def console(stream):
-    """A rich console on ``stream`` (200 columns when it is not a terminal); rich reads the stream's
-    encoding and draws ASCII boxes when it is not UTF-8. A broken pipe raises ``BrokenPipeError``
-    (rich's own reaction is ``SystemExit(1)``, which would read as "a verdict differs")."""
+    """A rich console on ``stream``, ``width_of(stream)`` columns wide; colour only on a terminal
+    and never with ``$NO_COLOR`` set (rich reads it); rich reads the stream's encoding and draws
+    ASCII boxes when it is not UTF-8. A broken pipe raises ``BrokenPipeError`` (rich's own reaction
+    is ``SystemExit(1)``, which would read as "a verdict differs")."""
     from rich.console import Console  # rich loads in about 0.1 s: only when something is printed
 
     class _Console(Console):
@@ -355,19 +370,7 @@ def console(stream):
             self.quiet = True
             raise BrokenPipeError(errno.EPIPE, "broken pipe")
 
-    return _Console(file=stream, highlight=False, soft_wrap=False, width=200 if not stream.isatty() else None)
-
-
-def table(title: str, columns, rows):
-    """A rich table with a title, one column per name in ``columns`` and ``rows``."""
-    from rich.table import Table
-
-    made = Table(title=title)
-    for column in columns:
-        made.add_column(column)
-    for row in rows:
-        made.add_row(*row)
-    return made
+    return _Console(file=stream, highlight=False, soft_wrap=False, width=width_of(stream))
 
 
 def say(line: str) -> None:

@@ -41,15 +41,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from functools import partial
+from typing import Callable, Iterable
 
 from hypothesis import HealthCheck, Phase, Verbosity, note, seed as hypothesis_seed, settings, strategies as st
+from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, PropertySpec
 
 from kepcheck.checks.differential import DIFFERENTIAL_CHECKS, Check, walk_checks
-from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.engine import Budget, EngineOptions, WalkProgress
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
 from kepcheck.model.actions import find_step, next_steps
 from kepcheck.model.context import Context
@@ -111,6 +113,7 @@ class WalkStats:
     violations: dict = field(default_factory=dict)  # always check name -> the first violating walk (steps)
     deadline: float | None = None  # the time budget, as a time.perf_counter() value
     max_states: int | None = None  # the state budget: distinct states visited
+    progress: Callable | None = None  # called with a WalkProgress at the start of every walk
 
     def spent(self) -> str:
         """Which budget is spent ("" if none)."""
@@ -148,6 +151,9 @@ class KepWalk(RuleBasedStateMachine):
         self.fresh = True  # the state changed since the invariants last ran
         self.stats.walks += 1
         self.stats.states.add(self.state)
+        if self.stats.progress is not None:
+            self.stats.progress(WalkProgress(self.stats.walks, self.stats.transitions, len(self.stats.states),
+                                             self.stats.deepest))
         self._witness_state(self.state)
 
     @rule(data=st.data())
@@ -302,7 +308,9 @@ def _hunt(ctx: Context, checks: list, run_settings, seed: int, stats: WalkStats)
             remaining = [c for c in remaining if c.name != check.name]
             if remaining and not stats.spent():
                 continue
-        except BudgetReached:  # a violation whose shrinking the budget cut short keeps its first walk
+        except (BudgetReached, Flaky) as stop:  # a violation whose shrinking the budget cut short keeps its first walk
+            if isinstance(stop, Flaky) and not stats.spent():
+                raise  # Hypothesis replays a walk to report it: only a budget that ran out meanwhile explains a difference
             for check in [c for c in remaining if c.name in stats.violations]:
                 _record_violation(ctx, hunt, check, stats.violations[check.name])
         hunt.stopped = stats.spent()
@@ -316,10 +324,12 @@ def _record_violation(ctx: Context, hunt: _Hunt, check: Check, steps: tuple) -> 
 
 
 def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, *, examples: int | None = None,
-                 steps: int | None = None, seed: int = 0, profile: str = "ci", differential: bool = True,
-                 budget: Budget = Budget()) -> list[CheckResult]:
+                 steps: int | None = None, seed: int = 0, profile: str = "ci", differential=True,
+                 budget: Budget = Budget(), progress: Callable | None = None) -> list[CheckResult]:
     """Random walks over ``ctx``: one ``CheckResult`` per property (catalog order), then one per
-    differential check (``differential=True``), all with ``engine="random"``.
+    differential check that runs (``differential``: True for every one that applies to the variant,
+    False for none, or the names of those to run), all with ``engine="random"``; ``progress``, when
+    given, is called with a ``WalkProgress`` at the start of every walk.
 
     ``examples`` walks of at most ``steps`` steps per run; ``None`` takes the profile's
     (``ci``: 100 walks x 50 steps, ``deep``: 2000 x 100). ``profile`` is ``"ci"`` or ``"deep"``
@@ -338,7 +348,8 @@ def check_random(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, 
     base = settings.get_profile(f"kepcheck-{profile}")
     examples = base.max_examples if examples is None else examples
     steps = base.stateful_step_count if steps is None else steps
-    stats = WalkStats(deadline=started + budget.timeout if budget.timeout else None, max_states=budget.max_states)
+    stats = WalkStats(deadline=started + budget.timeout if budget.timeout else None, max_states=budget.max_states,
+                      progress=progress)
     with caching(ctx):
         hunt = _hunt(ctx, checks, settings(base, max_examples=examples, stateful_step_count=steps), seed, stats)
         stopped = ("" if not hunt.stopped else f"time budget of {budget.timeout:g} s reached; " if hunt.stopped == "time"
@@ -390,7 +401,9 @@ class RandomEngine:
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
         return check_random(ctx, properties, examples=options.examples, steps=options.steps, seed=options.seed,
-                            profile=options.profile, budget=budget)
+                            profile=options.profile, budget=budget,
+                            differential=True if options.differential is None else options.differential,
+                            progress=None if options.progress is None else partial(options.progress, ctx))
 
 
 ENGINE = RandomEngine()

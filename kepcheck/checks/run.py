@@ -13,6 +13,7 @@ usage error) naming what is unknown.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple, Sequence
@@ -23,6 +24,7 @@ from kepcheck.spec.properties import PROPERTIES, PropertySpec
 from kepcheck.spec.scenarios import Scenario, default_scenarios, load_scenario
 from kepcheck.spec.variants import VARIANTS, Variant
 
+from kepcheck.checks.differential import DIFFERENTIAL_NAMES
 from kepcheck.checks.engine import ENGINE_NAMES, Budget, EngineOptions, engine
 from kepcheck.checks.lifecycle import LifecycleRecorder
 from kepcheck.checks.result import CheckResult, EngineError, replay
@@ -31,7 +33,7 @@ from kepcheck.model.memo import caching
 from kepcheck.model.mutants import MUTANTS, Mutant
 
 __all__ = ["ContextRun", "run_checks", "SelectionError", "select_scenarios", "select_variants", "select_properties",
-           "select_mutants", "select_engine", "select_fairness", "LIFECYCLE_VARIANT"]
+           "select_mutants", "select_engine", "select_fairness", "select_checks", "LIFECYCLE_VARIANT"]
 
 LIFECYCLE_VARIANT = "alpha-1.37"  # recorded for the review's lifecycle diagram (else the run's first variant)
 
@@ -46,6 +48,7 @@ class ContextRun(NamedTuple):
     ctx: Context
     results: list[CheckResult]
     lifecycle: LifecycleRecorder | None = None  # the exploration's lifecycle record, when one was asked for
+    seconds: float = 0.0  # the wall time of the check, the replay of its traces included
 
 
 # --- selection ---------------------------------------------------------------------------------------
@@ -84,6 +87,23 @@ def select_variants(names: Sequence[str] | None) -> list[Variant]:
 
 def select_properties(names: Sequence[str] | None) -> list[PropertySpec]:
     return _by_name(names, {p.name: p for p in PROPERTIES}, "property")
+
+
+def select_checks(names: Sequence[str] | None, engine_name: str) -> tuple[list[PropertySpec], tuple | None]:
+    """``--property`` names -> (catalog properties, differential checks): every property and every
+    differential check that applies (None) when none is named; else the named ones, where a
+    differential check (``checks/differential.py``) is refused for an engine other than random."""
+    if not names:
+        return list(PROPERTIES), None
+    differential = tuple(dict.fromkeys(name for name in names if name in DIFFERENTIAL_NAMES))
+    if differential and engine_name != "random":
+        raise SelectionError(f"{differential[0]} is a differential check of the random engine (add --engine random)")
+    catalog = {p.name: p for p in PROPERTIES}
+    unknown = [name for name in names if name not in catalog and name not in DIFFERENTIAL_NAMES]
+    if unknown:
+        raise SelectionError(f"unknown property {unknown[0]!r} (known: {', '.join(catalog)}; with --engine random "
+                             f"also {', '.join(sorted(DIFFERENTIAL_NAMES))})")
+    return [catalog[name] for name in dict.fromkeys(names) if name in catalog], differential
 
 
 def select_mutants(names: Sequence[str] | None) -> list[Mutant]:
@@ -148,12 +168,13 @@ def _replay_one(ctx: Context, result: CheckResult) -> None:
 def run_checks(scenarios: Sequence[Scenario], variants: Sequence[Variant], properties: Sequence[PropertySpec], *,
                engine_name: str = "explicit", budget: Budget = Budget(), options: EngineOptions = EngineOptions(),
                mutants: Sequence[Mutant] = (), record_lifecycle: bool = False,
-               progress: Callable | None = None) -> Iterator[ContextRun]:
+               progress: Callable | None = None, starting: Callable | None = None) -> Iterator[ContextRun]:
     """Check every scenario × variant; yields one ``ContextRun`` per pair, in order.
 
     The manifest's expectations assume the shipped scenarios, no mutant and each property's own
     fairness: any other run has no expectation (``expected`` is None). ``record_lifecycle``: record
-    the lifecycle of the lifecycle variant's explorations (explicit engine) for the review."""
+    the lifecycle of the lifecycle variant's explorations (explicit engine) for the review.
+    ``starting(ctx)`` is called before each scenario × variant is checked, ``progress()`` after."""
     checker = engine(engine_name)
     shipped = {s.name: s for s in default_scenarios()}
     manifest = load_manifest(list(shipped))
@@ -167,13 +188,16 @@ def run_checks(scenarios: Sequence[Scenario], variants: Sequence[Variant], prope
             if record_lifecycle and variant.name == lifecycle_variant:
                 recorder = LifecycleRecorder(ctx)
             run_options = options if recorder is None else _with_recorder(options, recorder)
+            if starting is not None:
+                starting(ctx)
+            started = time.perf_counter()
             results = checker.check(ctx, properties, budget=budget, options=run_options)
             if options.parametric is None:  # a parametric trace replays in the scenario of the sizes Z3 chose (bmc)
                 _replayed(ctx, results)
             _expect(results, manifest if in_manifest else None, scenario.name, variant.name)
             if progress is not None:
                 progress()
-            yield ContextRun(ctx, results, recorder)
+            yield ContextRun(ctx, results, recorder, time.perf_counter() - started)
 
 
 def _with_recorder(options: EngineOptions, recorder: LifecycleRecorder) -> EngineOptions:
