@@ -290,3 +290,52 @@ def test_messages_quote_a_short_prefix():
     assert shown(["lol"] * 10**6) == "a list" and shown({"a": 1}) == "a mapping"
     assert shown(None) == "null" and shown(True) == "true" and shown(10**5000) == "a very large integer"
     assert str(ScenarioError("bad\nfile.yaml", "name", "x")) == "bad\\nfile.yaml: name: x"
+
+
+# --- resizes as the API server takes them (issue 11, gaps 1 and 2) -------------------------------------
+
+TWO_RESOURCES = """\
+name: partial-resize
+nodes:
+  - {name: n1, allocatable: {cpu: "4", memory: 4Gi}}
+pods:
+  - {name: web, node: n1, priority: 10, requests: {cpu: "2", memory: 1Gi}}
+environment:
+  resizes: [RESIZES]
+"""
+
+
+def _two_resources(tmp_path, resizes: str):
+    path = tmp_path / "partial.yaml"
+    path.write_text(TWO_RESOURCES.replace("RESIZES", resizes))
+    return path
+
+
+def test_a_resize_naming_one_resource_keeps_the_others(tmp_path):
+    """A strategic merge patch of ``/resize`` keeps the resources it leaves out (``kubectl patch``:
+    "Update fields of a resource using strategic merge patch"): {memory: 2Gi} on a pod at cpu 2,
+    memory 1Gi asks for cpu 2, memory 2Gi — never cpu 0."""
+    from kepcheck.checks.result import replay
+    from kepcheck.model.context import Context
+    from kepcheck.spec.variants import VARIANTS
+
+    scenario = load_scenario(_two_resources(tmp_path, "{pod: web, requests: {memory: 2Gi}}"))
+    assert scenario.format(scenario.resizes[0].requests) == "cpu 2, memory 2Gi"
+    ctx = Context.build(scenario, VARIANTS[0], [])
+    trace = replay(ctx, ["RequestResize(pod=web, requests=[cpu 2, memory 2Gi])"])
+    assert ctx.format(trace.steps[-1][1].pods[0].desired) == "cpu 2, memory 2Gi"
+
+
+@pytest.mark.parametrize("resizes, field, problem", [
+    ('{pod: web, requests: {cpu: "5"}}', "environment.resizes[0].requests",
+     "exceeds the allocatable of node 'n1': the API server rejects such a resize since v1.36"),
+    ("{pod: web, requests: {memory: 5Gi}}", "environment.resizes[0].requests", "exceeds the allocatable of node 'n1'"),
+    ('{pod: web, requests: {cpu: "3"}}, {pod: web, requests: {memory: 2Gi}}', "environment.resizes[1].requests",
+     "names other resources than an earlier resize of pod 'web'"),
+    ("{pod: web, requests: {memory: 1Gi}}", "environment.resizes[0].requests", "equals the pod's current requests"),
+])
+def test_resizes_the_api_server_rejects_are_refused(tmp_path, resizes, field, problem):
+    path = _two_resources(tmp_path, resizes)
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    assert str(caught.value).startswith(f"{path}: {field}: ") and problem in str(caught.value), str(caught.value)

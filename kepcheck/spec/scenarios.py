@@ -161,12 +161,42 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
         _check_pod(reader, spec, pod["where"], nodes[node_names[spec.node]] if spec.node is not None else None)
         pods.append(spec)
     _check_nodes_hold(reader, nodes, pods, len(resources))
-    resizes = tuple(ResizeEvent(p, scale(r)) for p, r in resize_fields)
-    for i, event in enumerate(resizes):
-        if event.requests == pods[pod_names[event.pod]].requests:
-            reader.fail(f"environment.resizes[{i}].requests", "equals the pod's current requests: not a resize")
+    resizes = _resize_events(reader, resize_fields, resources, scale, pods, pod_names, nodes)
     return Scenario(name, description, resources, scale.units, nodes, tuple(pods), resizes,
                     tuple(deletions), restarts, max_events, source)
+
+
+def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, scale, pods: list, pod_names: dict,
+                   nodes: tuple) -> tuple[ResizeEvent, ...]:
+    """The environment's resizes as the pod's whole requests after the PATCH.
+
+    A resize PATCHes ``/resize`` with a strategic merge patch: the resources it leaves out keep
+    their value (``kubectl patch``: "Update fields of a resource using strategic merge patch"). The
+    value kept is the pod's request when the PATCH lands; when every resize of a pod names the same
+    resources, that is the scenario's request, so the event is resolved here, exactly. Resizes of
+    one pod that name different resources (the kept value would depend on their order) are refused:
+    not modelled. A resize whose requests exceed the allocatable of the pod's node (of any node, for
+    a pending pod) is refused as the API server refuses it since v1.36 (``PodResizeValidator``,
+    reference §2.1 step 1): it never reaches the pod."""
+    named: dict[str, set] = {}
+    events = []
+    for i, (pod_name, raw) in enumerate(resize_fields):
+        where, pod = f"environment.resizes[{i}].requests", pods[pod_names[pod_name]]
+        if named.setdefault(pod_name, set(raw)) != set(raw):
+            reader.fail(where, f"names other resources than an earlier resize of pod {shown(pod_name)}: resizes of "
+                        "one pod that name different resources are not modelled (the resources a PATCH leaves out "
+                        "keep their value at that moment, which would depend on the order)")
+        given = scale(raw)
+        requests = tuple(g if name in raw else r for name, g, r in zip(resources, given, pod.requests))
+        if requests == pod.requests:
+            reader.fail(where, "equals the pod's current requests: not a resize")
+        for node in (n for n in nodes if pod.node is None or n.name == pod.node):
+            if any(v > c for v, c in zip(requests, node.allocatable)):
+                reader.fail(where, f"exceeds the allocatable of node {shown(node.name)}"
+                            + (" (where the pending pod may be bound)" if pod.node is None else "")
+                            + ": the API server rejects such a resize since v1.36 (PodResizeValidator)")
+        events.append(ResizeEvent(pod_name, requests))
+    return tuple(events)
 
 
 def _read_nodes(reader: FieldReader, value: Any) -> list[tuple]:
