@@ -227,25 +227,40 @@ class Search:
 
 def concretise(system: TransitionSystem, canonical: Callable, path: list, check: tuple) -> list:
     """A path of representatives ``[(action, state), ...]`` as a path of the model: from the concrete
-    initial state, each step takes the first enabled action whose successor has the next
-    representative as its own, the last one also deciding the property (``check`` = (always?,
-    predicate(before, action, after)))."""
+    initial state, steps whose successors have the path's representatives as their own, the last
+    one also deciding the property (``check`` = (always?, predicate(before, action, after))).
+
+    Depth first with backtracking over every matching successor: the reduced search breaks the age
+    tie between interchangeable pods by the canonical order (``model/symmetry.py``), so the first
+    matching concrete successor may lead where the next representative cannot follow while another
+    one (the same pods in the other roles) can. ``EngineError`` when no concrete path follows."""
     always, predicate = check
-    state = system.initial()[0]
-    steps = [(None, state)]
-    for number, (_, representative) in enumerate(path[1:], start=1):
-        final = number == len(path) - 1
+    targets = [canonical(representative) for _, representative in path]
+    last = len(path) - 1
+    seen: set = set()
+
+    def follow(number: int, state) -> list | None:
+        if number == last:
+            return []
+        if (number, state) in seen:
+            return None
+        seen.add((number, state))
         for action, after in system.successors(state):
-            if canonical(after) != canonical(representative):
+            if canonical(after) != targets[number + 1]:
                 continue
-            if final and not _decides(always, predicate(state, action, after)):
+            if number + 1 == last and not _decides(always, predicate(state, action, after)):
                 continue
-            steps.append((action, after))
-            state = after
-            break
-        else:
-            raise EngineError(f"symmetry: no concrete step to the representative at step {number}")
-    return steps
+            rest = follow(number + 1, after)
+            if rest is not None:
+                return [(action, after)] + rest
+        return None
+
+    initial = system.initial()[0]
+    steps = follow(0, initial)
+    if steps is None:
+        raise EngineError("symmetry: no concrete run of the model follows the representatives' path "
+                          f"({last} steps)")
+    return [(None, initial)] + steps
 
 
 def explore(system: TransitionSystem, *, max_states: int | None = None, timeout: float | None = None,
