@@ -334,7 +334,7 @@ def _link_problems(out: Path) -> list[str]:
 def test_links_inside_the_report_resolve_and_upstream_links_are_absolute(full):
     _, out, _ = full
     assert _link_problems(out) == []
-    assert "https://github.com/kubernetes/kubernetes/issues/129532" in (out / "index.md").read_text()
+    assert "https://github.com/kubernetes/kubernetes/issues/117765" in (out / "index.md").read_text()
 
 
 def test_upstream_references_become_absolute_links():

@@ -63,7 +63,7 @@ def _allocation_only_of_others(original, ctx, pod):
 
 
 def _actual_ignored(original, ctx, pod):
-    return vmax(pod.desired, pod.allocated)  # the pre-v1.33 accounting of #129532, minus actual
+    return vmax(pod.desired, pod.allocated)  # without the runtime's actual size (kubernetes/kubernetes #117765)
 
 
 def _condition_kept(original, ctx, pod, revert, fits):
@@ -112,7 +112,7 @@ MUTANTS: tuple[Mutant, ...] = (
            "ignoring a downsize not yet actuated", "KubeletNeverOvercommits", "alpha-1.37", "resize-races-binding", 2,
            (("kubelet_counts_other", _allocation_only_of_others),)),
     Mutant("scheduler-ignores-actual", "the scheduler counts assigned pods at max(desired, allocated), "
-           "ignoring actual (the #129532 bug shape)", "BoundPodsAdmitted", "alpha-1.37", "downsize-in-progress", 2,
+           "ignoring actual (the risk kubernetes/kubernetes #117765 names)", "BoundPodsAdmitted", "alpha-1.37", "downsize-in-progress", 2,
            (("max_footprint", _actual_ignored),)),
     Mutant("forget-pending-condition", "the kubelet allocates a resize but leaves PodResizePending in place",
            "ConditionsTruthful", "alpha-1.37", "deferred-upsize-one-victim", 3,
