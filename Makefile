@@ -11,7 +11,7 @@ MERMAID_STAMP := $(MERMAID_DIR)/.installed-2
 NPM_PACKAGES := mermaid@11.17.2 jsdom@29.1.1 github-markdown-css@5.9.0
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: check test bench clean chromium
+.PHONY: check test bench clean chromium gofmt
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,10 +32,18 @@ chromium:
 	    >/dev/null 2>&1 || echo "apt-get could not install chromium: the rendering test will be skipped"; \
 	else echo "chromium is missing and apt-get cannot run as root: the rendering test will be skipped"; fi
 
+# Debian's gofmt (golang-go) for tests/test_kube_export.py, installed only when missing and apt-get runs as root.
+gofmt:
+	@if command -v gofmt >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go) \
+	    >/dev/null 2>&1 || echo "apt-get could not install golang-go: the gofmt test will be skipped"; \
+	else echo "gofmt is missing and apt-get cannot run as root: the gofmt test will be skipped"; fi
+
 check: $(STAMP)
 	$(BIN)/kepcheck check --report reports
 
-test: $(STAMP) $(MERMAID_STAMP) chromium
+test: $(STAMP) $(MERMAID_STAMP) chromium gofmt
 	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) KEPCHECK_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n auto
 
 bench: $(STAMP)

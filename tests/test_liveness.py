@@ -32,13 +32,20 @@ def test_gate_off_leaves_the_resize_deferred_while_a_lower_priority_pod_runs():
     assert result.trace.steps[-1][1] == result.trace.steps[result.trace.loop][1]
 
 
-def test_alpha_resolves_every_resize_that_lower_priority_victims_could_make_room_for():
+def test_alpha_resolves_the_resizes_lower_priority_victims_could_make_room_for_except_equal_priority_blocking():
+    """Finding 8 as far as the checks support it: the alpha resolves such a Deferred resize on every
+    default scenario except the two intended opt-outs and equal-priority-deferred-resizes, where two
+    Deferred resizes of equal priority block each other under max accounting (a finding, not intended)."""
     intended = {"node-opt-out", "preemption-policy-never"}
+    blocked = {"equal-priority-deferred-resizes"}
     for scenario in SCENARIOS:
         verdict = results(scenario, "alpha-1.37")[RESOLVED].verdict
-        assert verdict == ("violated" if scenario in intended else "holds"), scenario
+        assert verdict == ("violated" if scenario in intended | blocked else "holds"), scenario
     for scenario in intended:
         assert "Intended" in manifest().expected(scenario, "alpha-1.37", RESOLVED).reason
+    for scenario in blocked:
+        reason = manifest().expected(scenario, "alpha-1.37", RESOLVED).reason
+        assert "Intended" not in reason and "counts the other at its desired size" in reason
 
 
 def test_resizes_without_lower_priority_victims_stay_deferred_by_design():

@@ -6,6 +6,7 @@ Subcommands:
   report   check the selection and write the design review report
   diff     which verdicts change between two variants, and the traces that explain it
   replay   replay action labels (or an ITF trace file) through the model and print the trace
+  import   a ``kubectl get … -o yaml`` snapshot to a scenario file (``checks/import_command.py``)
 
 This module parses arguments and prints; the checking itself is ``checks/run.py``, the terminal's
 tables ``checks/terminal.py``, the progress on stderr and the closing statistics
@@ -31,6 +32,8 @@ from kepcheck.spec.scenarios import ScenarioError, default_scenarios
 from kepcheck.spec.variants import DECISIONS, VARIANTS
 
 from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.import_command import add_import_parser, command_import
+from kepcheck.checks.kube_export import add_export_parser, command_export
 from kepcheck.checks.exits import (
     EXIT_DIFFERS, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, OUTPUT_FLAGS, UsageError, internal_error,
     validate_options,
@@ -293,6 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--itf", metavar="FILE", help="replay the trace of an ITF file (.itf.json); its #meta names the "
                        "scenario, variant and mutants")
     again.add_argument("labels", nargs="*", metavar="LABEL", help='e.g. "PreemptForResize(pod=web)"')
+    add_import_parser(sub)
+    add_export_parser(sub)
     for command in sub.choices.values():  # --debug after the subcommand too (the default stays the global one)
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
@@ -310,7 +315,8 @@ def _version() -> str:
 
 _DEBUG_HELP = "on an internal error show the Python traceback (otherwise one line, exit 4)"
 COMMANDS = {"list": command_list, "check": command_check, "replay": command_replay, "report": command_report,
-            "diff": command_diff}
+            "diff": command_diff, "import": command_import,
+            "export": command_export}
 
 
 def _run_command(options) -> int:

@@ -12,6 +12,11 @@ nodes and pods), so no real scenario meets them:
 - ``MAX_INT_DIGITS``: digits of an integer scalar, refused before it is converted (int64 has 19);
 - ``MAX_QUANTITY_CHARS``: characters of a quantity string, refused before it is parsed.
 
+A cluster snapshot (``kubectl get … -o yaml``, read by ``kepcheck import``) is a YAML stream of
+one or more documents and larger than any scenario: it is read within ``SNAPSHOT_MAX_BYTES`` and
+``SNAPSHOT_MAX_NODES`` (about 1,500 pods as kubectl prints them), with the same depth, integer
+and quantity limits.
+
 Messages quote at most ``SHOWN_CHARS`` characters of an offending value (``shown``), and name a
 collection by its type only, so a message stays one short line whatever the input.
 
@@ -24,6 +29,7 @@ from typing import Any
 
 __all__ = [
     "MAX_FILE_BYTES", "MAX_DEPTH", "MAX_NODES", "MAX_INT_DIGITS", "MAX_QUANTITY_CHARS", "SHOWN_CHARS",
+    "SNAPSHOT_MAX_BYTES", "SNAPSHOT_MAX_NODES",
     "shown", "cut", "one_line",
 ]
 
@@ -33,6 +39,8 @@ MAX_NODES = 50_000
 MAX_INT_DIGITS = 20
 MAX_QUANTITY_CHARS = 64
 SHOWN_CHARS = 40
+SNAPSHOT_MAX_BYTES = 16 << 20  # 16 MiB
+SNAPSHOT_MAX_NODES = 500_000
 
 _COLLECTIONS = {dict: "a mapping", list: "a list", tuple: "a list", set: "a set", frozenset: "a set"}
 

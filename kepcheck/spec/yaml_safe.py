@@ -45,7 +45,7 @@ from yaml.resolver import BaseResolver
 
 from kepcheck.spec.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_INT_DIGITS, MAX_NODES, cut, shown
 
-__all__ = ["InputError", "read_text", "load_document"]
+__all__ = ["InputError", "read_text", "load_document", "load_documents"]
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
@@ -62,9 +62,10 @@ class InputError(ValueError):
 
 # --- the file ----------------------------------------------------------------------------------------
 
-def read_text(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:
+def read_text(path: str | Path, limit: int = MAX_FILE_BYTES, what: str = "a scenario file") -> str:
     """The UTF-8 text of the regular file at ``path``, read without ever holding more than
-    ``limit`` + 1 bytes; ``InputError`` if it is not a regular file, too large or not UTF-8."""
+    ``limit`` + 1 bytes; ``InputError`` if it is not a regular file, too large (the message names
+    the limit as the one for ``what``) or not UTF-8."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as error:
@@ -82,7 +83,7 @@ def read_text(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:
     finally:
         os.close(descriptor)
     if len(data) > limit:
-        raise InputError("", f"larger than {limit // 1024} KiB, the limit for a scenario file")
+        raise InputError("", f"larger than {limit // 1024} KiB, the limit for {what}")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -212,12 +213,20 @@ class _BoundedComposer(Composer):
     the limits hold for the document as the constructor will see it, and are checked before
     anything is expanded."""
 
-    def __init__(self):
+    def __init__(self, max_nodes: int = MAX_NODES):
         super().__init__()
+        self._max_nodes = max_nodes
         self._depth = 0
         self._count = 0
         self._size: dict[int, int] = {}
         self._height: dict[int, int] = {}
+
+    def compose_document(self):
+        """One document of the stream; what is recorded per node is per document (an alias never
+        reaches into another), the node count runs over the whole stream."""
+        self._size.clear()
+        self._height.clear()
+        return super().compose_document()
 
     def compose_node(self, parent, index):
         if self.check_event(AliasEvent):
@@ -253,8 +262,8 @@ class _BoundedComposer(Composer):
 
     def _add(self, nodes: int, mark) -> None:
         self._count += nodes
-        if self._count > MAX_NODES:
-            raise ComposerError(None, None, f"more than {MAX_NODES} YAML nodes, counting each alias and merge "
+        if self._count > self._max_nodes:
+            raise ComposerError(None, None, f"more than {self._max_nodes} YAML nodes, counting each alias and merge "
                                 "key (<<) as the nodes it stands for", mark)
 
 
@@ -284,9 +293,9 @@ class _Loader(_BoundedComposer, _Events, _CoreConstructor, _CoreResolver):
     """Events from ``_Events``; composition, construction and resolution as above (the composer's
     methods come first in the MRO, so libyaml's own unbounded composer is never used)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, max_nodes: int = MAX_NODES):
         _Events.__init__(self, text)
-        _BoundedComposer.__init__(self)
+        _BoundedComposer.__init__(self, max_nodes)
         _CoreConstructor.__init__(self)
         _CoreResolver.__init__(self)
 
@@ -294,9 +303,27 @@ class _Loader(_BoundedComposer, _Events, _CoreConstructor, _CoreResolver):
 def load_document(text: str) -> Any:
     """The single YAML document in ``text`` as plain Python data (``None`` if there is none);
     ``InputError("line N", problem)`` for anything that is not a bounded YAML 1.2 core document."""
-    loader = _Loader(text)
+    return _load(text, MAX_NODES, lambda loader: loader.get_single_data())
+
+
+def load_documents(text: str, max_nodes: int = MAX_NODES) -> list:
+    """Every document of the YAML stream ``text`` (``---``-separated), in order, as plain Python data;
+    the same limits and refusals as ``load_document``, with at most ``max_nodes`` nodes in the
+    whole stream (a snapshot of a cluster is larger than a scenario: ``spec.limits.SNAPSHOT_*``)."""
+    def documents(loader) -> list:
+        loaded = []
+        while loader.check_data():
+            loaded.append(loader.get_data())
+        return loaded
+
+    return _load(text, max_nodes, documents)
+
+
+def _load(text: str, max_nodes: int, construct) -> Any:
+    """``construct(loader)`` on a bounded loader of ``text``; parser errors as ``InputError``."""
+    loader = _Loader(text, max_nodes)
     try:
-        return loader.get_single_data()
+        return construct(loader)
     except ReaderError as error:
         line = text.encode("utf-8", "surrogatepass")[:error.position].count(b"\n") + 1
         raise InputError(f"line {line}", f"invalid YAML: {_clean(str(error.reason))}") from None
