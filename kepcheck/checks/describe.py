@@ -198,6 +198,13 @@ def _delete_pod(step: _Step):
     return [("U", "API", f"DELETE pod {step.pod}")], f"the user deletes {step.pod}"
 
 
+def _recreate_pod(step: _Step):
+    i, ctx = step.index, step.ctx
+    size = ctx.format(step.after.pods[i].desired)
+    return ([("U", "API", f"POST pod {step.pod} again (its controller; priority {ctx.priorities[i]}, {size})")],
+            f"{step.pod}'s controller recreates it, pending ({size})")
+
+
 def _restart_scheduler(step: _Step):
     return ([("S", "note", "restart: queue and in-memory state lost, Deferred pods re-enqueued")],
             "the scheduler restarts and loses its in-memory state")
@@ -316,7 +323,7 @@ def _finish_termination(step: _Step):
 
 _TELLERS = {
     "RequestResize": _request_resize, "CreatePod": _create_pod, "DeletePod": _delete_pod,
-    "RestartScheduler": _restart_scheduler,
+    "RestartScheduler": _restart_scheduler, "RecreatePod": _recreate_pod,
     "BindPod": _bind_pod, "PreemptForPod": _preempt_for_pod, "PodUnschedulable": _pod_unschedulable,
     "ParkDeferredPod": _park_deferred_pod, "PreemptForResize": _preempt_for_resize,
     "ResizeUnschedulable": _resize_unschedulable, "FlushUnschedulablePod": _flush_unschedulable_pod,

@@ -69,7 +69,7 @@ def _user_command(export: Export, action, after) -> list[str]:
     if action.name == "RequestResize":
         vector = after.pods[ctx.names.index(pod)].desired
         return [f"kubectl patch pod {pod} --subresource resize --patch '{resize_patch(ctx, vector)}'"]
-    if action.name == "CreatePod":
+    if action.name in ("CreatePod", "RecreatePod"):  # a recreation: the controller's new pod, same name
         return _heredoc(pod_object(ctx, ctx.names.index(pod)))
     if action.name == "DeletePod":
         return [f"kubectl delete pod {pod} --wait=false"]

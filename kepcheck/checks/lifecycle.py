@@ -179,6 +179,7 @@ NEVER_FIRED_EXPLANATIONS = {
     "CreatePod": "no default scenario has a pod arrival",
     "DeletePod": "no default scenario deletes a pod",
     "RestartScheduler": "no default scenario allows a scheduler restart",
+    "RecreatePod": "no default scenario has a controller that recreates a pod that is gone",
     "PreemptForPod": "no pending pod needs victims in the default scenarios",
     "PodUnschedulable": "every pending pod fits or finds victims",
     "ResizeUnschedulable": "every Deferred resize finds victims or fits",

@@ -28,17 +28,19 @@ __all__ = ["EnvEvent", "Context", "overridable"]
 class EnvEvent:
     """One entry of the environment's menu; each can happen at most once per run."""
 
-    kind: str  # "resize", "arrival", "deletion", "restart"
+    kind: str  # "resize", "arrival", "deletion", "restart", "recreation"
     pod: int = -1
     requests: tuple = ()
 
 
 def _menu(scenario: Scenario) -> tuple[EnvEvent, ...]:
-    """The environment's menu: the scenario's resizes, arrivals, deletions and restarts, in that order."""
+    """The environment's menu: the scenario's resizes, arrivals, deletions, restarts and recreations, in
+    that order."""
     events = [EnvEvent("resize", scenario.pod_index(resize.pod), resize.requests) for resize in scenario.resizes]
     events += [EnvEvent("arrival", i) for i, pod in enumerate(scenario.pods) if pod.arrival]
     events += [EnvEvent("deletion", scenario.pod_index(name)) for name in scenario.deletions]
     events += [EnvEvent("restart") for _ in range(scenario.scheduler_restarts)]
+    events += [EnvEvent("recreation", scenario.pod_index(name)) for name in scenario.recreations]
     return tuple(events)
 
 

@@ -8,11 +8,11 @@ Left out: a controller recreating evicted pods, node add/remove and allocatable 
 
 from __future__ import annotations
 
-from kepcheck.spec.vocabulary import Phase, Queue
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
 from kepcheck.model.context import Context
 from kepcheck.model.expr import and_, is_false, ite, not_, or_, veq, vzero
-from kepcheck.model.state import NO_NODE, State
+from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import Action, is_running, menu, set_pod, update, use_event, within_budget
 
 __all__ = ["request_resize", "create_pod", "delete_pod", "restart_scheduler"]
@@ -56,6 +56,23 @@ def delete_pod(ctx: Context, state: State):
         after = set_pod(use_event(state, event_index), event.pod, phase=ite(pending, Phase.GONE, Phase.TERMINATING),
                         queue=Queue.NOT_QUEUED, nominated=ite(pending, NO_NODE, pod.nominated))
         yield Action("DeletePod", (("pod", ctx.names[event.pod]),)), guard, after
+
+
+def recreate_pod(ctx: Context, state: State):
+    """A controller recreates a pod that is gone (evicted, deleted) under the same name, as a
+    StatefulSet does: a new pending pod at the declared requests, in activeQ, with nothing of the
+    old one's status (DESIGN.md §2, environment). Each recreation of the menu happens at most once,
+    so evictions stay finite and the liveness properties are checked where they are not final."""
+    for event_index, event in menu(ctx, "recreation"):
+        guard = and_(within_budget(ctx, state, event_index), state.pods[event.pod].phase == Phase.GONE)
+        if is_false(guard):
+            continue
+        zero = vzero(ctx.width)
+        after = set_pod(use_event(state, event_index), event.pod, phase=Phase.PENDING, node=NO_NODE,
+                        desired=ctx.scenario.pods[event.pod].requests, allocated=zero, actual=zero,
+                        resize=ResizeReason.NONE, in_progress=False, observed=True, queue=Queue.ACTIVE,
+                        nominated=NO_NODE, preempted_by=NO_POD, promised=zero, assumed=zero, tracking=False)
+        yield Action("RecreatePod", (("pod", ctx.names[event.pod]),)), guard, after
 
 
 def restart_scheduler(ctx: Context, state: State):

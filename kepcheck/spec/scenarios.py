@@ -82,6 +82,7 @@ class Scenario:
     scheduler_restarts: int = 0
     max_events: int = 0
     source: str = ""
+    recreations: tuple[str, ...] = ()  # pods a controller recreates (same name, pending) once they are gone
 
     def format(self, vector) -> str:
         """``cpu 2, memory 1Gi`` for a vector of model units."""
@@ -102,7 +103,7 @@ _NODE = {"name", "allocatable", "disableResizePreemption"}
 _POD = {"name", "node", "priority", "preemptionPolicy", "requests", "allocated", "actual", "resize",
         "nominatedNodeName"}
 _ARRIVAL = {"name", "priority", "preemptionPolicy", "requests"}
-_ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents"}
+_ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents", "recreations"}
 _RESIZE = {"pod", "requests"}
 
 
@@ -147,7 +148,8 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
     pod_fields, arrivals = _read_pods(reader, top["pods"], environment, node_names)
     pod_names = {p["name"]: i for i, p in enumerate(pod_fields)}
-    resize_fields, deletions, restarts, max_events = _read_environment(reader, environment, pod_names, arrivals)
+    resize_fields, deletions, restarts, recreations, max_events = _read_environment(reader, environment, pod_names,
+                                                                                    arrivals)
     resources, scale = _scale(node_fields, pod_fields, resize_fields)
     nodes = tuple(NodeSpec(n, scale(a), d) for n, a, d in node_fields)
     pods = []
@@ -163,7 +165,7 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     _check_nodes_hold(reader, nodes, pods, len(resources))
     resizes = _resize_events(reader, resize_fields, resources, scale, pods, pod_names, nodes)
     return Scenario(name, description, resources, scale.units, nodes, tuple(pods), resizes,
-                    tuple(deletions), restarts, max_events, source)
+                    tuple(deletions), restarts, max_events, source, tuple(recreations))
 
 
 def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, scale, pods: list, pod_names: dict,
@@ -243,9 +245,10 @@ def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: d
 
 
 def _read_environment(reader: FieldReader, environment: dict, pod_names: dict, arrivals: int) -> tuple:
-    """(resizes as (pod, requests), deletions, scheduler restarts, maxEvents) of the environment.
-    Each menu entry happens at most once, so a repeated resize (same pod, same requests) or a
-    repeated deletion is refused."""
+    """(resizes as (pod, requests), deletions, scheduler restarts, recreations, maxEvents) of the
+    environment. Each menu entry happens at most once, so a repeated resize (same pod, same
+    requests), deletion or recreation is refused. A recreation is a controller (a StatefulSet keeps
+    the name) creating the pod again, pending at its declared requests, once it is gone."""
     resize_fields = []
     for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes")):
         where = f"environment.resizes[{i}]"
@@ -260,9 +263,14 @@ def _read_environment(reader: FieldReader, environment: dict, pod_names: dict, a
     restarts = reader.integer(environment.get("schedulerRestarts", 0), "environment.schedulerRestarts", 0)
     if restarts > 1:
         reader.fail("environment.schedulerRestarts", "at most 1 scheduler restart is supported")
-    menu = len(resize_fields) + arrivals + len(deletions) + restarts
+    raw_recreations = reader.sequence(environment.get("recreations"), "environment.recreations")
+    recreations = [reader.reference(raw, f"environment.recreations[{i}]", pod_names, "pod")
+                   for i, raw in enumerate(raw_recreations)]
+    _unique(reader, recreations, [f"environment.recreations[{i}]" for i in range(len(recreations))],
+            "duplicate recreation of pod")
+    menu = len(resize_fields) + arrivals + len(deletions) + restarts + len(recreations)
     max_events = reader.integer(environment.get("maxEvents", menu), "environment.maxEvents", 0)
-    return resize_fields, deletions, restarts, max_events
+    return resize_fields, deletions, restarts, recreations, max_events
 
 
 class _Scale:

@@ -44,7 +44,8 @@ ACTIONS: tuple[ActionSpec, ...] = tuple(
              ("RequestResize", "a user PATCHes the pod's /resize subresource (a second one supersedes the first)"),
              ("CreatePod", "a controller creates a pending pod"),
              ("DeletePod", "a user deletes a pod"),
-             ("RestartScheduler", "the kube-scheduler restarts and loses its in-memory state"))
+             ("RestartScheduler", "the kube-scheduler restarts and loses its in-memory state"),
+             ("RecreatePod", "a controller recreates a pod that is gone, under the same name, as a pending pod"))
     + _actions(Actor.SCHEDULER,
                ("BindPod", "a scheduling cycle binds a pending pod that fits"),
                ("PreemptForPod", "PostFilter evicts victims for a pending pod and sets nominatedNodeName"),
@@ -88,6 +89,7 @@ TRANSITIONS: tuple[Transition, ...] = tuple(
     + _rows(Actor.USER, "CreatePod", "self", "DESIGN.md §2 (environment)", ("Absent", "Pending"))
     + _rows(Actor.USER, "DeletePod", "self", "DESIGN.md §2 (environment)",
             ("Pending", "Gone"), ("Nominated", "Gone"), *((s, "Terminating") for s in _LIVE_ON_NODE))
+    + _rows(Actor.USER, "RecreatePod", "self", "DESIGN.md §2 (environment); a StatefulSet controller", ("Gone", "Pending"))
     # --- kube-scheduler -------------------------------------------------------------------------
     + _rows(Actor.SCHEDULER, "BindPod", "self", "reference §3.2", ("Pending", "Bound"), ("Nominated", "Bound"))
     + _rows(Actor.SCHEDULER, "PreemptForPod", "self", "reference §3.3 (nominatedNodeName)",
