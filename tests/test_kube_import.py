@@ -148,14 +148,14 @@ def test_the_environment_options(capsys):
     code, stdout, err = _run(capsys, FIXTURE, "--resize", "web-frontend-7d9f=cpu=3", "--resize",
                            "staging/cart-5c8b=cpu=3,memory=1Gi", "--arrival", "late:5:cpu=1,memory=512Mi",
                            "--arrival", "batchy:1:cpu=1:Never", "--delete", "shop/cart-5c8b", "--scheduler-restart",
-                           "--max-events", "2")
+                           "--recreate", "staging/cart-5c8b", "--max-events", "2")
     assert code == 0 and err.count("\n") == 1  # two events a run: small enough
     assert yaml.safe_load(stdout)["environment"] == {
         "resizes": [{"pod": "web-frontend-7d9f", "requests": {"cpu": "3"}},
                     {"pod": "staging.cart-5c8b", "requests": {"cpu": "3", "memory": "1Gi"}}],
         "arrivals": [{"name": "late", "priority": 5, "requests": {"cpu": "1", "memory": "512Mi"}},
                      {"name": "batchy", "priority": 1, "requests": {"cpu": "1"}, "preemptionPolicy": "Never"}],
-        "deletions": ["shop.cart-5c8b"], "schedulerRestarts": 1, "maxEvents": 2,
+        "deletions": ["shop.cart-5c8b"], "schedulerRestarts": 1, "recreations": ["staging.cart-5c8b"], "maxEvents": 2,
     }
 
 

@@ -2,7 +2,7 @@
 
 The command line's side: the options that choose the nodes (``--node``, ``--no-pending``) and add
 the environment a snapshot lacks (``--resize POD=cpu=2,memory=1Gi``, ``--arrival
-NAME:PRIORITY:cpu=1[:Never]``, ``--delete POD``, ``--scheduler-restart``, ``--max-events N``), the
+NAME:PRIORITY:cpu=1[:Never]``, ``--delete POD``, ``--scheduler-restart``, ``--recreate POD``, ``--max-events N``), the
 scenario written as YAML to stdout or ``-o FILE`` (atomically), and on stderr one summary line of
 what was kept and left out, plus a line when the scenario is larger than the explicit engine
 explores in about a minute. Every refusal is one line ``FILE: FIELD: problem``, exit 2.
@@ -47,6 +47,8 @@ def add_import_parser(sub) -> None:
                          help="environment: a pod that may be created")
     command.add_argument("--delete", action="append", metavar="POD", help="environment: a pod that may be deleted")
     command.add_argument("--scheduler-restart", action="store_true", help="environment: the scheduler may restart once")
+    command.add_argument("--recreate", action="append", metavar="POD",
+                         help="environment: a pod its controller recreates (same name, pending) once it is gone")
     command.add_argument("--max-events", type=int, metavar="N", help="environment: at most N events in one run")
 
 
@@ -86,6 +88,8 @@ def environment_of(options) -> dict:
         environment["deletions"] = list(options.delete)
     if options.scheduler_restart:
         environment["schedulerRestarts"] = 1
+    if options.recreate:
+        environment["recreations"] = list(options.recreate)
     if options.max_events is not None:
         if options.max_events < 0:
             raise UsageError(f"--max-events must be at least 0, got {options.max_events}")

@@ -20,7 +20,7 @@ resize conditions the sizes contradict, and a nomination to a node not kept. A r
 has not decided yet (spec requests differ from the allocation and no ``PodResizePending``) starts
 at the allocation, and the request becomes an environment resize.
 
-A snapshot has no future: the caller adds the environment (resizes, arrivals, deletions, maxEvents)
+A snapshot has no future: the caller adds the environment (resizes, arrivals, deletions, recreations, maxEvents)
 in the scenario format; a pod may be named there by its scenario name or as ``namespace/name``. A
 pod name used in several namespaces becomes ``namespace.name`` (a DNS-1123 subdomain may hold a dot).
 The result is checked by the scenario loader, so what is written always loads.
@@ -315,8 +315,9 @@ def _environment(environment: dict | None, names: dict, undecided: list) -> dict
     if isinstance(result.get("resizes"), list):
         result["resizes"] = [dict(r, pod=names.get(r.get("pod"), r.get("pod"))) if isinstance(r, dict) else r
                              for r in result["resizes"]]
-    if isinstance(result.get("deletions"), list):
-        result["deletions"] = [names.get(d, d) if isinstance(d, str) else d for d in result["deletions"]]
+    for key in ("deletions", "recreations"):
+        if isinstance(result.get(key), list):
+            result[key] = [names.get(d, d) if isinstance(d, str) else d for d in result[key]]
     for pod, requests in undecided:
         resizes = result.setdefault("resizes", [])
         offered = {"pod": pod, "requests": _quantities(requests)}
@@ -329,7 +330,7 @@ def _menu(environment: dict) -> tuple[int, int]:
     """(arrivals, events one run may use) of a valid environment."""
     arrivals = len(environment.get("arrivals") or ())
     menu = (arrivals + len(environment.get("resizes") or ()) + len(environment.get("deletions") or ())
-            + int(environment.get("schedulerRestarts") or 0))
+            + int(environment.get("schedulerRestarts") or 0) + len(environment.get("recreations") or ()))
     return arrivals, min(menu, environment.get("maxEvents", menu))
 
 
