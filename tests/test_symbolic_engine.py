@@ -172,17 +172,9 @@ def test_induction_proves():
 
 
 # (scenario, properties not proved by k <= 3 under alpha-1.37): every other always property that the
-# manifest says holds there is proved (measured; see bench/bench_symbolic.py). Empty for the scenarios
-# without a recreating controller since the preemption lemma ReprieveNeverTrades closed the last gaps.
-NOT_PROVED_ELSEWHERE: dict = {
-    # The strengthening invariants assume that a pod which starts on a node stays there
-    # (model/strengthening/domains.py: node_follows_phase, and the preemption lemmas built on
-    # start_node); a pod its controller recreates comes back pending, so they are not inductive
-    # there and induction stays inconclusive (explicit and BMC agree that these hold). To do:
-    # generalise the invariants to recreated pods.
-    "evicted-pod-recreated": ("KubeletNeverOvercommits", "NoDoubleReservation", "KubeletHonorsReservation",
-                              "BoundPodsAdmitted", "NoExcessVictims", "NoDoublePreemption", "ConditionsTruthful"),
-}
+# manifest says holds there is proved (measured; see bench/bench_symbolic.py). Empty since the
+# preemption lemma ReprieveNeverTrades (model/strengthening.py) closed the last gaps.
+NOT_PROVED_ELSEWHERE: dict = {}
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))

@@ -12,7 +12,7 @@ from kepcheck.model.context import Context
 from kepcheck.model.expr import all_, and_, any_, implies, ite, not_, or_, veq
 from kepcheck.model.state import NO_NODE, NO_POD, State
 
-__all__ = ["start_node", "size_options", "initial_allocation", "one_of", "ite_int", "resize_entries",
+__all__ = ["start_node", "recreated", "size_options", "initial_allocation", "one_of", "ite_int", "resize_entries",
            "fields_in_range", "node_follows_phase", "environment_bookkeeping", "sizes_from_menu",
            "no_status_before_admission", "victims_were_preempted", "admitted_pods_hold_sizes",
            "scheduler_memory_of_variant", "promise_only_while_deferred", "infeasible_only_from_start",
@@ -22,6 +22,13 @@ __all__ = ["start_node", "size_options", "initial_allocation", "one_of", "ite_in
 def start_node(ctx: Context, index: int) -> int:
     spec = ctx.scenario.pods[index]
     return NO_NODE if spec.node is None else ctx.node_names.index(spec.node)
+
+
+def recreated(ctx: Context, index: int) -> bool:
+    """The environment's menu lets a controller recreate this pod once it is gone: it may then be
+    pending again, on no node, and be bound anywhere (the invariants below that follow a pod from
+    its start say nothing of such a pod beyond what holds for a pod that starts pending)."""
+    return any(event.kind == "recreation" and event.pod == index for event in ctx.events)
 
 
 def size_options(ctx: Context, index: int) -> list:
@@ -64,7 +71,7 @@ def node_follows_phase(ctx: Context, state: State):
     terms = []
     for i, pod in enumerate(state.pods):
         start = start_node(ctx, i)
-        if start != NO_NODE:
+        if start != NO_NODE and not recreated(ctx, i):
             terms.append(and_(pod.node == start, pod.phase >= Phase.RUNNING))
         else:
             terms.append(and_(implies(pod.phase <= Phase.PENDING, pod.node == NO_NODE),

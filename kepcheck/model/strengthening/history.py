@@ -13,7 +13,7 @@ from kepcheck.model.context import Context
 from kepcheck.model.expr import all_, and_, any_, implies, is_concrete, is_false, ite, not_, or_, pick, vadd, veq, vle
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.strengthening.domains import (
-    initial_allocation, ite_int, one_of, size_options, start_node,
+    initial_allocation, ite_int, one_of, recreated, size_options, start_node,
 )
 from kepcheck.model.views import (
     allocatable_of, kubelet_fits_resize, nominated_load, scheduler_footprint, scheduler_requested,
@@ -146,6 +146,8 @@ def allocation_history_before_resizes(ctx: Context, state: State):
     zero = (0,) * ctx.width
     terms = []
     for i, pod in enumerate(state.pods):
+        if recreated(ctx, i):
+            continue  # a recreated pod starts its history again (pending, no status)
         entries = [k for k, event in enumerate(ctx.events) if event.kind == "resize" and event.pod == i]
         untouched = not_(any_(state.env_used[k] for k in entries))
         requests = tuple(ctx.scenario.pods[i].requests)
@@ -224,7 +226,7 @@ def deferred_resize_lacks_room(ctx: Context, state: State):
 
 def _may_be_pending(ctx: Context, index: int) -> bool:
     spec = ctx.scenario.pods[index]
-    return spec.node is None
+    return spec.node is None or recreated(ctx, index)
 
 
 def nominations_fit_scheduler_view(ctx: Context, state: State):
@@ -321,7 +323,7 @@ def preemptors_can_preempt(ctx: Context, state: State):
         for j in ctx.pod_range:
             if j == i:
                 continue
-            if ctx.scenario.pods[j].node is None and not ctx.never_preempts[j]:
+            if _may_be_pending(ctx, j) and not ctx.never_preempts[j]:
                 continue  # a pending pod evicts on the node it chooses
             if _may_preempt_for_resize(ctx, j):
                 terms.append(implies(pod.preempted_by == j, pod.node == start_node(ctx, j)))
@@ -339,7 +341,7 @@ def resize_victims_after_deferral(ctx: Context, state: State):
     the kubelet had seen the requests then)."""
     terms = []
     for j in ctx.pod_range:
-        if start_node(ctx, j) == NO_NODE:
+        if start_node(ctx, j) == NO_NODE or recreated(ctx, j):  # a recreated pod may evict while pending
             continue
         used, needed = _resizes_used(ctx, state, j), _resizes_to_defer(ctx, j)
         after = and_(used >= needed, implies(not_(state.pods[j].observed), used >= needed + 1))
