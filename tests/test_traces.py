@@ -40,3 +40,28 @@ def test_symmetry_changes_no_verdict(scenario, variant):
     safety = [p for p in PROPERTIES if p.kind != EVENTUALLY]
     reduced = {r.property: r.verdict for r in check_explicit(ctx, safety, symmetry=representative)}
     assert reduced == {p.name: results(scenario, variant)[p.name].verdict for p in safety}
+
+
+def test_a_reduced_path_no_concrete_run_follows_is_searched_again_without_symmetry():
+    """A scenario a sweep found (tests/fixtures/symmetry-age-tie-break.yaml): with interchangeable
+    p2 and p4 the reduced search reports NoExcessVictims violated along a path of representatives that
+    no concrete run follows (the age tie-break). The engine searches again without the reduction:
+    the verdict and the trace are the model's, and the same as with symmetry off."""
+    from pathlib import Path
+
+    from kepcheck.checks.engine import Budget, EngineOptions
+    from kepcheck.checks.explicit import ENGINE
+    from kepcheck.checks.result import replay
+    from kepcheck.model.context import Context
+    from kepcheck.spec.properties import property_by_name
+    from kepcheck.spec.scenarios import load_scenario
+    from kepcheck.spec.variants import variant_by_name
+
+    scenario = load_scenario(Path(__file__).parent / "fixtures" / "symmetry-age-tie-break.yaml")
+    ctx = Context.build(scenario, variant_by_name("alpha-1.37"))
+    spec = [property_by_name("NoExcessVictims")]
+    reduced, = ENGINE.check(ctx, spec, budget=Budget(), options=EngineOptions(symmetry=True))
+    full, = ENGINE.check(ctx, spec, budget=Budget(), options=EngineOptions(symmetry=False))
+    assert reduced.verdict == full.verdict == "violated"
+    assert reduced.trace.labels == full.trace.labels
+    assert replay(ctx, reduced.trace.labels).steps[-1][1] == reduced.trace.steps[-1][1]

@@ -7,6 +7,7 @@ Subcommands:
   diff     which verdicts change between two variants, and the traces that explain it
   replay   replay action labels (or an ITF trace file) through the model and print the trace
   import   a ``kubectl get … -o yaml`` snapshot to a scenario file (``checks/import_command.py``)
+  sweep    every scenario within bounds, up to isomorphism (``checks/sweep.py``)
 
 This module parses arguments and prints; the checking itself is ``checks/run.py``, the terminal's
 tables ``checks/terminal.py``, the progress on stderr and the closing statistics
@@ -47,6 +48,7 @@ from kepcheck.checks.replaying import DEFAULT_VARIANT, closed_loop, judged_marks
 from kepcheck.checks.report import counted, format_trace, result_record
 from kepcheck.checks.result import INCONCLUSIVE, replay
 from kepcheck.checks.review import variant_diff, write_review
+from kepcheck.checks.sweep import add_sweep_parser, command_sweep
 from kepcheck.checks.run import (
     SelectionError, run_checks, select_checks, select_engine, select_fairness, select_mutants, select_scenarios,
     select_variants,
@@ -298,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("labels", nargs="*", metavar="LABEL", help='e.g. "PreemptForResize(pod=web)"')
     add_import_parser(sub)
     add_export_parser(sub)
+    add_sweep_parser(sub)
     for command in sub.choices.values():  # --debug after the subcommand too (the default stays the global one)
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
@@ -316,7 +319,7 @@ def _version() -> str:
 _DEBUG_HELP = "on an internal error show the Python traceback (otherwise one line, exit 4)"
 COMMANDS = {"list": command_list, "check": command_check, "replay": command_replay, "report": command_report,
             "diff": command_diff, "import": command_import,
-            "export": command_export}
+            "export": command_export, "sweep": command_sweep}
 
 
 def _run_command(options) -> int:

@@ -18,7 +18,7 @@ from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, PropertySpe
 from kepcheck.checks.engine import Budget, EngineOptions
 from kepcheck.checks.hybrid import HAND_OVER_AT, explore_kep
 from kepcheck.checks.liveness import check_liveness
-from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, EngineError
 from kepcheck.checks.search import Exploration, explore, kep_system
 from kepcheck.model.context import Context
 from kepcheck.model.memo import caching
@@ -85,11 +85,22 @@ class ExplicitEngine:
     name = "explicit"
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
+        """With symmetry on, a violation whose path of representatives no concrete run follows (the
+        reduced search breaks the age tie between interchangeable pods by canonical order,
+        ``model/symmetry.py``) is searched again without the reduction, so verdicts and traces are
+        always those of the model itself."""
         progress = None if options.progress is None else partial(options.progress, ctx)
-        return check_explicit(ctx, properties, max_states=budget.max_states, timeout=budget.timeout,
-                              symmetry=make_representative(ctx) if options.symmetry else None, progress=progress,
-                              fairness=options.fairness, step_hook=options.on_step, core=options.core,
-                              workers=options.workers)
+        properties = list(properties)
+        run = partial(check_explicit, ctx, properties, max_states=budget.max_states, timeout=budget.timeout,
+                      progress=progress, fairness=options.fairness, step_hook=options.on_step, core=options.core,
+                      workers=options.workers)
+        symmetry = make_representative(ctx) if options.symmetry else None
+        try:
+            return run(symmetry=symmetry)
+        except EngineError as error:
+            if symmetry is None or not str(error).startswith("symmetry:"):
+                raise
+            return run(symmetry=None)
 
 
 ENGINE = ExplicitEngine()

@@ -33,7 +33,7 @@ from kepcheck.model.memo import caching
 from kepcheck.model.mutants import MUTANTS, Mutant
 
 __all__ = ["ContextRun", "run_checks", "SelectionError", "select_scenarios", "select_variants", "select_properties",
-           "select_mutants", "select_engine", "select_fairness", "select_checks", "LIFECYCLE_VARIANT"]
+           "select_mutants", "select_engine", "select_fairness", "select_checks", "check_trace_replays", "LIFECYCLE_VARIANT"]
 
 LIFECYCLE_VARIANT = "alpha-1.37"  # recorded for the review's lifecycle diagram (else the run's first variant)
 
@@ -152,10 +152,11 @@ def _replayed(ctx: Context, results: list[CheckResult]) -> None:
     """Every trace an engine reports replays through the model to the same last state."""
     with caching(ctx):
         for result in results:
-            _replay_one(ctx, result)
+            check_trace_replays(ctx, result)
 
 
-def _replay_one(ctx: Context, result: CheckResult) -> None:
+def check_trace_replays(ctx: Context, result: CheckResult) -> None:
+    """``result``'s trace (if any) replays through the model to the same last state; ``EngineError`` if not."""
     if result.trace is not None:
         try:
             again = replay(ctx, result.trace.labels)
