@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from kepcheck.spec.quantities import format_quantity
 from kepcheck.spec.vocabulary import Actor, Phase, Queue, ResizeReason
 
-from kepcheck.checks.itf import itf_state
+from kepcheck.checks.itf import PHASE_WORDS, QUEUE_WORDS, REASON_WORDS, itf_state
 from kepcheck.checks.result import Trace
 from kepcheck.model.actions import ACTOR_OF
 from kepcheck.model.context import Context
@@ -34,10 +34,9 @@ from kepcheck.model.views import admitted
 __all__ = ["StepDescription", "describe_trace", "describe_step", "describe_pod", "describe_pod_changes",
            "itf_state", "kubelet_participant", "delta", "PHASES", "REASONS", "QUEUES"]
 
-PHASES = {Phase.ABSENT: "Absent", Phase.PENDING: "Pending", Phase.BOUND: "Bound", Phase.RUNNING: "Running",
-          Phase.TERMINATING: "Terminating", Phase.GONE: "Gone", Phase.REJECTED: "Failed (OutOfcpu/OutOfmemory)"}
-REASONS = {ResizeReason.NONE: "none", ResizeReason.DEFERRED: "Deferred", ResizeReason.INFEASIBLE: "Infeasible"}
-QUEUES = {Queue.NOT_QUEUED: "not queued", Queue.ACTIVE: "activeQ", Queue.UNSCHEDULABLE: "unschedulable pool"}
+# One set of words for the pod fields (checks/itf.py holds them); in words, no condition is "none".
+PHASES, QUEUES = PHASE_WORDS, QUEUE_WORDS
+REASONS = {**REASON_WORDS, ResizeReason.NONE: "none"}
 
 
 @dataclass(frozen=True)

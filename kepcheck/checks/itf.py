@@ -62,7 +62,7 @@ NONDET_PICKS = "mbt::nondetPicks"
 ITF_VARS = ("pods", "kubeletRetryDue", ACTION_TAKEN, NONDET_PICKS)
 MAX_ITF_BYTES = 8 * 1024 * 1024  # a trace file larger than this is refused unread
 
-# The words of the pod fields: the step-describer's words (checks/describe.py), except the sentinel.
+# The words of the pod fields, also the step-describer's (checks/describe.py, where no condition reads "none").
 PHASE_WORDS = {Phase.ABSENT: "Absent", Phase.PENDING: "Pending", Phase.BOUND: "Bound", Phase.RUNNING: "Running",
                Phase.TERMINATING: "Terminating", Phase.GONE: "Gone",
                Phase.REJECTED: "Failed (OutOfcpu/OutOfmemory)"}

@@ -35,7 +35,7 @@ from kepcheck.model.state import PodState, State
 __all__ = [
     "assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint",
     "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint",
-    "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "scheduler_free", "kubelet_free",
+    "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "kubelet_free",
     "allocatable_of",
 ]
 
@@ -185,11 +185,6 @@ def kubelet_fits_admission(ctx: Context, state: State, index: int):
     """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1)."""
     pod = state.pods[index]
     return vle(vadd(_kubelet_others(ctx, state, pod.node, index), pod.desired), allocatable_of(ctx, pod.node))
-
-
-def scheduler_free(ctx: Context, state: State, node: int):
-    """Allocatable minus the scheduler's Requested (may be negative: #135107)."""
-    return vsub(ctx.allocatable[node], scheduler_requested(ctx, state, node))
 
 
 def kubelet_free(ctx: Context, state: State, node: int):
