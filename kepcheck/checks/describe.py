@@ -253,6 +253,11 @@ def _park_deferred_pod(step: _Step):
             f"the scheduler sees {step.pod}'s resize as fitting and parks it")
 
 
+def _bind_deferred_pod(step: _Step):
+    return ([("S", "note", f"{step.pod} resize fits in the scheduler's view → no-op Bind, leaves the queue")],
+            f"the scheduler sees {step.pod}'s resize as fitting; {step.pod} leaves the queue")
+
+
 def _flush_unschedulable_pod(step: _Step):
     return ([("S", "note", f"periodic flush: {step.pod} → activeQ")],
             f"the periodic flush moves {step.pod} back to the active queue")
@@ -324,7 +329,7 @@ _TELLERS = {
     "RequestResize": _request_resize, "CreatePod": _create_pod, "DeletePod": _delete_pod,
     "RestartScheduler": _restart_scheduler, "RecreatePod": _recreate_pod,
     "BindPod": _bind_pod, "PreemptForPod": _preempt_for_pod, "PodUnschedulable": _pod_unschedulable,
-    "ParkDeferredPod": _park_deferred_pod, "PreemptForResize": _preempt_for_resize,
+    "ParkDeferredPod": _park_deferred_pod, "BindDeferredPod": _bind_deferred_pod, "PreemptForResize": _preempt_for_resize,
     "ResizeUnschedulable": _resize_unschedulable, "FlushUnschedulablePod": _flush_unschedulable_pod,
     "AdmitPod": _admit_pod, "RejectPod": _reject_pod, "RetryPendingResizes": _retry_pending_resizes,
     "PeriodicRetryPendingResizes": _retry_pending_resizes, "ActuateResize": _actuate_resize,

@@ -4,14 +4,17 @@ After every action's effect (and on the initial state) ``scheduler_observes`` ap
 scheduler's informer event handlers do (synchronous informer: DESIGN.md §3 "scheduler view:
 synchronous"; the handlers see each update at once):
 
-* AddPod at start-up / UpdatePod: a running pod that carries PodResizePending=Deferred enters the
-  queue (gate on, node not opted out); when the condition disappears or the pod goes away it
-  leaves the queue and the scheduler forgets what it kept for it (reference §4.3 (1), §4.4, §7.3
-  S-5, S-17, S-18).
+* AddPod at start-up / UpdatePod: a running pod that gains PodResizePending=Deferred enters the
+  queue (gate on; node not opted out, with the v1.37 opt-out); when the condition disappears or the
+  pod goes away it leaves the queue and the scheduler forgets what it kept for it (reference §4.3
+  (1), §4.4, §7.3 S-5, S-17, S-18).
 * Queueing hints: a parked/unschedulable Deferred pod is requeued when another pod on its node
   changes size or is deleted, or when its own desired changes (S-6..S-16); an unschedulable
   pending pod is requeued when an assigned pod is deleted or scales down, or a nominated pending
   pod is deleted (reference §3.5).
+* Beta (``scale_up_requeue: add-or-activate``): when an assigned pod scales up, updatePod calls
+  ``SchedulingQueue.AddOrActivate`` for the Deferred pods on its node, wherever they are (KEP-5836
+  beta 'Handling Node Evaluation Results').
 
 Updates are detected by value (``model/memo.differs``): a pod the step did not change raises no
 event. Every pod of a state is at the handlers' fixed point for "no event", so only the pods a
@@ -31,11 +34,13 @@ from kepcheck.model.state import NO_NODE, PodState, State, evolve
 from kepcheck.model.step import is_deferred, is_running
 from kepcheck.model.views import assigned, scheduler_footprint
 
-__all__ = ["scheduler_observes", "released_from_unschedulable_pool", "pod_event", "handler_fields"]
+__all__ = ["scheduler_observes", "released_from_unschedulable_pool", "pod_event", "handler_fields",
+           "queued_deferred_pod", "startup_queue"]
 
 
 def scheduler_observes(ctx: Context, before: State | None, after: State) -> State:
-    """``after`` with the handlers' effect on every pod applied (``before`` None: the start-up pass)."""
+    """``after`` with the handlers' effect on every pod applied (``before`` None: the start-up pass,
+    where the AddPod handler sees every pod as added)."""
     if before is None:
         return _handle(ctx, after, range(len(after.pods)), {}, False, [], skip_unchanged=False)
     pairs = list(enumerate(zip(before.pods, after.pods)))
@@ -46,10 +51,11 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
     own_changes, shrunk_terms, changed = {}, [], []
     for i in updated:
         old, new = pairs[i][1]
-        terms, footprint_changed, own_changes[i] = pod_event(ctx, old, new)
+        terms, footprint_changed, grew, own_change, gained = pod_event(ctx, old, new)
+        own_changes[i] = (own_change, gained)
         shrunk_terms += terms
-        if not is_false(footprint_changed):
-            changed.append((footprint_changed, old.node))
+        if not (is_false(footprint_changed) and is_false(grew)):
+            changed.append((footprint_changed, grew, old.node))
     shrunk = or_(*shrunk_terms)
     visit = updated if is_false(shrunk) and not changed else range(len(after.pods))  # no event: only the updated
     return _handle(ctx, after, visit, own_changes, shrunk, changed)
@@ -58,24 +64,27 @@ def scheduler_observes(ctx: Context, before: State | None, after: State) -> Stat
 def _handle(ctx: Context, state: State, visit, own_changes: dict, shrunk, changed: list,
             skip_unchanged: bool = True) -> State:
     """Apply the handlers to the pods ``visit`` (indices). A pod outside ``own_changes`` was not
-    updated: with ``skip_unchanged`` it is skipped unless some event may concern it."""
+    updated: with ``skip_unchanged`` it is skipped unless some event may concern it; without it (the
+    start-up pass) every pod counts as just added."""
     pods = None
     by_node: dict = {}
+    added = not skip_unchanged
     for j in visit:
         pod = state.pods[j]
         updated = j in own_changes
         if skip_unchanged and not updated and is_false(shrunk) \
-                and all(is_false(node == pod.node) for _, node in changed):
+                and all(is_false(node == pod.node) for _, _, node in changed):
             continue  # not updated, no event for it: already at the handlers' fixed point
         if not changed:
-            others_changed = False
+            node_events = (False, False)
         elif type(pod.node) is int:  # concrete node: the same answer for every pod on it
-            others_changed = by_node.get(pod.node)
-            if others_changed is None:
-                others_changed = by_node[pod.node] = _others_changed(changed, pod.node)
+            node_events = by_node.get(pod.node)
+            if node_events is None:
+                node_events = by_node[pod.node] = _node_events(changed, pod.node)
         else:
-            others_changed = _others_changed(changed, pod.node)
-        fields = handler_fields(ctx, pod, own_changes[j] if updated else False, shrunk, others_changed)
+            node_events = _node_events(changed, pod.node)
+        own_change, gained = own_changes[j] if updated else (False, added)
+        fields = handler_fields(ctx, pod, own_change, gained, shrunk, *node_events)
         if fields is not None:
             if pods is None:
                 pods = list(state.pods)
@@ -83,18 +92,23 @@ def _handle(ctx: Context, state: State, visit, own_changes: dict, shrunk, change
     return state if pods is None else evolve(state, pods=tuple(pods))
 
 
-def _others_changed(changed: list, node):
-    """Another pod's footprint changed on ``node`` in this step (a queueing-hint event)."""
-    return any_(and_(condition, where == node) for condition, where in changed)
+def _node_events(changed: list, node) -> tuple:
+    """(a pod's scheduler footprint changed on ``node`` in this step: a queueing-hint event; an
+    assigned pod on ``node`` scaled up: the beta's AddOrActivate event)."""
+    return (any_(and_(condition, where == node) for condition, _, where in changed),
+            any_(and_(grew, where == node) for _, grew, where in changed))
 
 
 @of_values
-def pod_event(ctx: Context, old: PodState, new: PodState) -> tuple[list, object, object]:
+def pod_event(ctx: Context, old: PodState, new: PodState) -> tuple:
     """What the handlers see of one pod's update: the terms saying it freed room for unschedulable
-    pending pods, the condition that its scheduler footprint changed on its (old) node, and the
-    condition that its desired requests changed."""
+    pending pods; the condition that its scheduler footprint changed on its (old) node; the
+    condition that it scaled up there (an assigned pod whose desired, allocated or actual size grew
+    in some resource: the beta text's 'assigned pod scale-up', read as any of the three, since it
+    names the kubelet granting a competing resize as one); that its desired requests changed; and
+    that it gained the Deferred condition."""
     terms = [and_(old.phase == Phase.PENDING, old.nominated != NO_NODE, new.phase == Phase.GONE)]
-    footprint_changed = False
+    footprint_changed = grew = False
     was = assigned(old)
     if not is_false(was):
         still = assigned(new)
@@ -103,7 +117,10 @@ def pod_event(ctx: Context, old: PodState, new: PodState) -> tuple[list, object,
         smaller = or_(*(n < o for n, o in zip(new_size, old_size)))
         footprint_changed = and_(was, or_(not_(still), resized))
         terms.append(and_(was, or_(not_(still), and_(still, smaller))))
-    return terms, footprint_changed, not_(veq(old.desired, new.desired))
+        grew = and_(was, still, or_(*(n > o for field in ("desired", "allocated", "actual")
+                                      for n, o in zip(getattr(new, field), getattr(old, field)))))
+    gained = and_(not_(is_deferred(old)), is_deferred(new))
+    return terms, footprint_changed, grew, not_(veq(old.desired, new.desired)), gained
 
 
 @overridable
@@ -113,22 +130,44 @@ def released_from_unschedulable_pool(ctx: Context, pod: PodState, event):
     return and_(pod.queue == Queue.UNSCHEDULABLE, event)
 
 
+def queued_deferred_pod(ctx: Context, pod: PodState):
+    """A Deferred pod the scheduler keeps in its queue (gate on; with the v1.37 opt-out, not on a
+    node that disables resize preemption: reference §4.3 (1), §4.4, §7.3 S-5)."""
+    candidate = and_(ctx.variant.gate_on, is_deferred(pod))
+    if ctx.variant.opt_out_enforcement == "not-queued":
+        candidate = and_(candidate, not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
+    return candidate
+
+
+def startup_queue(ctx: Context, pod: PodState):
+    """Where the AddPod handler puts a pod when the scheduler starts: pending and Deferred pods in
+    activeQ (reference §4.3 (1) cold start, §7.3 S-17)."""
+    return ite(or_(pod.phase == Phase.PENDING, queued_deferred_pod(ctx, pod)), Queue.ACTIVE, Queue.NOT_QUEUED)
+
+
 @of_values
-def handler_fields(ctx: Context, pod: PodState, own_change, shrunk, others_changed) -> dict | None:
+def handler_fields(ctx: Context, pod: PodState, own_change, gained, shrunk, others_changed, scaled_up) -> dict | None:
     """The fields the handlers write on one pod: its queue, and what the scheduler keeps for it
-    (``own_change``: its own desired changed in this step; ``shrunk``: some pod freed room;
-    ``others_changed``: another pod on its node changed size or went away). None when they write
-    nothing new (concretely)."""
-    gate = ctx.variant.gate_on
+    (``own_change``: its own desired changed in this step; ``gained``: it gained the Deferred
+    condition, or was added at start-up; ``shrunk``: some pod freed room; ``others_changed``: a pod
+    on its node changed size or went away; ``scaled_up``: a pod on its node scaled up). None when
+    they write nothing new (concretely).
+
+    A Deferred pod enters the queue when it gains the condition. v1.37: it is in the queue as long
+    as it is Deferred, and the hints move it from the unschedulable pool on its own or a same-node
+    change. Beta (``scale_up_requeue: add-or-activate``): a fitted resize may have left the queue,
+    so a same-node scale-up adds or activates it wherever it is (``SchedulingQueue.AddOrActivate``).
+    """
     zero = vzero(ctx.width)
     pending = pod.phase == Phase.PENDING
-    candidate = and_(gate, is_deferred(pod), not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
+    candidate = queued_deferred_pod(ctx, pod)
+    hinted = released_from_unschedulable_pool(ctx, pod, or_(own_change, others_changed))
+    if ctx.variant.scale_up_requeue == "add-or-activate":
+        enqueue = or_(gained, scaled_up, hinted)
+    else:
+        enqueue = or_(pod.queue == Queue.NOT_QUEUED, hinted)
     queue = ite(pending, ite(released_from_unschedulable_pool(ctx, pod, shrunk), Queue.ACTIVE, pod.queue),
-                ite(candidate,
-                    ite(or_(pod.queue == Queue.NOT_QUEUED,
-                            released_from_unschedulable_pool(ctx, pod, or_(own_change, others_changed))),
-                        Queue.ACTIVE, pod.queue),
-                    Queue.NOT_QUEUED))
+                ite(candidate, ite(enqueue, Queue.ACTIVE, pod.queue), Queue.NOT_QUEUED))
     outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks
     fields = dict(queue=queue, assumed=ite(outside, zero, pod.assumed), tracking=and_(not_(outside), pod.tracking),
                   promised=ite(and_(is_running(pod), not_(veq(pod.desired, pod.allocated))), pod.promised, zero),

@@ -5,7 +5,8 @@ A cycle pops the pod at the head of activeQ (``at_head``: PrioritySort; pods of 
 any order). A pending pod that fits is bound (``BindPod``); one that fits nowhere preempts
 (``PreemptForPod``: victims evicted, ``nominatedNodeName`` set) or waits in the unschedulable pool
 (``PodUnschedulable``). A Deferred pod whose resize fits in the scheduler's view is parked for the
-kubelet (``ParkDeferredPod``); one that does not fit preempts on its own node
+kubelet (``ParkDeferredPod``, v1.37) or passes a no-op Bind and leaves the queue (``BindDeferredPod``,
+the beta design); one that does not fit preempts on its own node
 (``PreemptForResize``, no ``nominatedNodeName`` in the alpha) or waits (``ResizeUnschedulable``).
 ``FlushUnschedulablePod`` is the periodic flush of the unschedulable pool (5 minutes: time is
 abstract, it may happen at any time).
@@ -19,7 +20,7 @@ from __future__ import annotations
 from kepcheck.spec.vocabulary import Phase, Queue
 
 from kepcheck.model.context import Context, overridable
-from kepcheck.model.expr import and_, any_, is_false, not_, or_, vle
+from kepcheck.model.expr import and_, any_, is_false, not_, or_, pick, vle
 from kepcheck.model.informer import released_from_unschedulable_pool
 from kepcheck.model.memo import per_state
 from kepcheck.model.preemption import chosen_node, select_victims
@@ -28,7 +29,8 @@ from kepcheck.model.step import Action, is_deferred, set_pod, update
 from kepcheck.model.views import fits_deferred_pod, fits_new_pod
 
 __all__ = ["at_head", "resize_preemption_eligible", "double_preemption_guard_allows", "resize_claimant_fields",
-           "bind_pod", "preempt_for_pod", "pod_unschedulable", "park_deferred_pod", "preempt_for_resize",
+           "bind_pod", "preempt_for_pod", "pod_unschedulable", "park_deferred_pod", "bind_deferred_pod",
+           "node_allows_resize_preemption", "preempt_for_resize",
            "resize_unschedulable", "flush_unschedulable_pod"]
 
 
@@ -193,6 +195,16 @@ def pod_unschedulable(ctx: Context, state: State):
         yield Action("PodUnschedulable", (("pod", ctx.names[claimant]),)), guard, after
 
 
+def node_allows_resize_preemption(ctx: Context, state: State, claimant: int):
+    """DeferredPodScheduling.Filter's policy check (beta ``opt_out_enforcement: filter``): the pod's
+    node does not disable resize preemption, else UnschedulableAndUnresolvable, so the pod neither
+    preempts nor binds (KEP-5836 beta 'Policy Enforcement via DeferredPodScheduling Plugin';
+    reference §7.3 S-20). With the v1.37 option such a pod is never queued (``model/informer.py``)."""
+    if ctx.variant.opt_out_enforcement != "filter":
+        return True
+    return not_(pick(ctx.resize_preemption_disabled, state.pods[claimant].node, False))
+
+
 @per_state
 def _deferred_cycles(ctx: Context, state: State) -> list:
     """(claimant, condition, fits) for each pod the scheduler may pop as a Deferred resize."""
@@ -203,14 +215,16 @@ def _deferred_cycles(ctx: Context, state: State) -> list:
             continue
         base = and_(at_head(ctx, state, claimant), deferred)
         if not is_false(base):
-            cycles.append((claimant, base, fits_deferred_pod(ctx, state, claimant)))
+            fits = and_(node_allows_resize_preemption(ctx, state, claimant), fits_deferred_pod(ctx, state, claimant))
+            cycles.append((claimant, base, fits))
     return cycles
 
 
 @per_state
 def _resize_victims(ctx: Context, state: State, claimant: int):
     """(candidate, victims) for a Deferred pod on its own node (reference §4.3 (3)-(5), §4.4)."""
-    eligible = resize_preemption_eligible(ctx, state, claimant)
+    eligible = and_(node_allows_resize_preemption(ctx, state, claimant),
+                    resize_preemption_eligible(ctx, state, claimant))
     if is_false(eligible):
         return False, {}
     candidate, victims = select_victims(ctx, state, claimant, state.pods[claimant].node, fits_deferred_pod)
@@ -219,13 +233,32 @@ def _resize_victims(ctx: Context, state: State, claimant: int):
 
 def park_deferred_pod(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod whose resize fits its node: Permit rejects it with
-    "pod resize fits, waiting for Kubelet actuation" and it is parked (reference §4.4, §7.3 S-21)."""
+    "pod resize fits, waiting for Kubelet actuation" and it is parked (v1.37 ``fitted_resize:
+    park``; reference §4.4, §7.3 S-21)."""
+    if ctx.variant.fitted_resize != "park":
+        return
     for claimant, base, fits in _deferred_cycles(ctx, state):
         guard = and_(base, fits)
         if is_false(guard):
             continue
         after = set_pod(state, claimant, queue=Queue.UNSCHEDULABLE)
         yield Action("ParkDeferredPod", (("pod", ctx.names[claimant]),)), guard, after
+
+
+def bind_deferred_pod(ctx: Context, state: State):
+    """Restricted cycle for a Deferred pod whose resize fits its node, in the beta design
+    (``fitted_resize: bind``): it passes Permit, Bind does nothing for a pod that is already bound,
+    and the pod leaves the scheduling queue; the cache keeps its room (KEP-5836 beta 'Handling Node
+    Evaluation Results', 'Summary of Scheduling Cycle Flow'). A same-node scale-up brings it back
+    (``SchedulingQueue.AddOrActivate``, ``model/informer.py``)."""
+    if ctx.variant.fitted_resize != "bind":
+        return
+    for claimant, base, fits in _deferred_cycles(ctx, state):
+        guard = and_(base, fits)
+        if is_false(guard):
+            continue
+        after = set_pod(state, claimant, queue=Queue.NOT_QUEUED)
+        yield Action("BindDeferredPod", (("pod", ctx.names[claimant]),)), guard, after
 
 
 @overridable

@@ -12,6 +12,7 @@ from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
 from kepcheck.model.context import Context
 from kepcheck.model.expr import and_, is_false, ite, not_, or_, veq, vzero
+from kepcheck.model.informer import startup_queue
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import Action, is_running, menu, set_pod, update, use_event, within_budget
 
@@ -84,8 +85,7 @@ def restart_scheduler(ctx: Context, state: State):
             continue
         zero = vzero(ctx.width)
         changes = [
-            (i, True, dict(queue=ite(pod.phase == Phase.PENDING, Queue.ACTIVE, Queue.NOT_QUEUED), assumed=zero,
-                           tracking=False))
+            (i, True, dict(queue=startup_queue(ctx, pod), assumed=zero, tracking=False))
             for i, pod in enumerate(state.pods)
         ]
         yield Action("RestartScheduler"), guard, update(use_event(state, event_index), changes)

@@ -24,7 +24,7 @@ class FairnessGroup:
 
 FAIRNESS_GROUPS: tuple[FairnessGroup, ...] = (
     FairnessGroup("scheduler-cycle",
-                  ("BindPod", "PreemptForPod", "PodUnschedulable", "ParkDeferredPod", "PreemptForResize",
+                  ("BindPod", "PreemptForPod", "PodUnschedulable", "ParkDeferredPod", "BindDeferredPod", "PreemptForResize",
                    "ResizeUnschedulable"),
                   "the scheduler keeps popping activeQ; backoff is at most 10 s", "reference §3.1, §7.4 P-8"),
     FairnessGroup("scheduler-flush", ("FlushUnschedulablePod",),

@@ -51,6 +51,8 @@ ACTIONS: tuple[ActionSpec, ...] = tuple(
                ("PreemptForPod", "PostFilter evicts victims for a pending pod and sets nominatedNodeName"),
                ("PodUnschedulable", "a pending pod that fits nowhere and cannot preempt waits in the unschedulable pool"),
                ("ParkDeferredPod", "a Deferred resize that fits in the scheduler's view is parked for the kubelet"),
+               ("BindDeferredPod", "a Deferred resize that fits in the scheduler's view passes a no-op Bind and "
+                                   "leaves the queue (beta)"),
                ("PreemptForResize", "the restricted cycle of a Deferred pod evicts victims on its own node"),
                ("ResizeUnschedulable", "a Deferred resize that no victims can make room for waits in the pool"),
                ("FlushUnschedulablePod", "the periodic flush moves a pod from the unschedulable pool to activeQ"))

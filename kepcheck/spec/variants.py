@@ -3,6 +3,14 @@
 Each decision is a point the KEP or its review discusses (DESIGN.md §3; reference §4). The first
 option of each decision is the v1.37 alpha as implemented (kubernetes/kubernetes PR #140000).
 A variant names one option per decision; ``alpha-1.37`` is the baseline.
+
+The last three decisions are the choices of the KEP's beta text (v1.38,
+``reference/upstream/kep-5836-README-beta.md``, listed in ``BETA-CHANGES.md``): ``beta-1.38`` takes
+the beta option of each, and of ``double_preemption_guard`` (the beta adopts the spec.nodeName
+check), so that any one of them can be switched back to the alpha option alone. Two beta changes
+are not switches because the v1.37 implementation already does them (reference §4.4, PR #140000):
+the scheduler, not a kubelet-written pod condition, reads the node's opt-out, and the kubelet never
+preempts for a resize (kubernetes/kubernetes #139996); the model has no kubelet-side preemption.
 """
 
 from __future__ import annotations
@@ -63,7 +71,8 @@ DECISIONS: tuple[Decision, ...] = (
             "nominated node' eligibility check",
             "treat spec.nodeName as the nomination in that eligibility check",
         ),
-        "KEP-5836 'Shifting Preemption Victims during Scheduler Restart'; reference §4.6, §3.3",
+        "KEP-5836 'Shifting Preemption Victims during Scheduler Restart' (alpha), 'Preventing Additional "
+        "Preemption Across Grace Periods and Restarts' (beta adopts the spec.nodeName check); reference §4.6, §3.3",
     ),
     Decision(
         "kubelet_measure",
@@ -82,6 +91,44 @@ DECISIONS: tuple[Decision, ...] = (
         ),
         "reference §2.3",
     ),
+    Decision(
+        "fitted_resize",
+        "a Deferred resize that fits in the scheduler's view",
+        ("park", "bind"),
+        (
+            "Permit rejects it 'pod resize fits, waiting for Kubelet actuation' (UnschedulableAndUnresolvable): "
+            "it waits in the unschedulable pool for a same-node event (v1.37)",
+            "it passes Permit and a Bind that does nothing for a bound pod, and leaves the scheduling queue; "
+            "the cache's max(desired, allocated, actual) keeps its room (beta)",
+        ),
+        "reference §4.3 (5), §4.4; KEP-5836 beta 'Handling Node Evaluation Results'",
+    ),
+    Decision(
+        "scale_up_requeue",
+        "what brings a Deferred pod back when another pod on its node scales up",
+        ("queueing-hint", "add-or-activate"),
+        (
+            "NodeResourcesFit queueing hints move a Deferred pod waiting in the unschedulable pool to activeQ on "
+            "any size change of a pod on its node (v1.37)",
+            "updatePod finds the Deferred pods on the node of an assigned pod that scaled up and calls "
+            "SchedulingQueue.AddOrActivate: added when out of the queue, activated when waiting; deletions and "
+            "downsizes still requeue through the hints (beta)",
+        ),
+        "reference §4.3 (6), §7.3 S-6..S-16; KEP-5836 beta 'Handling Node Evaluation Results', "
+        "'Reconsideration Race Conditions'",
+    ),
+    Decision(
+        "opt_out_enforcement",
+        "how the node's spec.podPreemptionPolicy.disableResizePreemption is enforced",
+        ("not-queued", "filter"),
+        (
+            "a Deferred pod on an opted-out node is not kept in the scheduling queue (v1.37 integration test S-5)",
+            "the pod is queued and DeferredPodScheduling.Filter rejects its node as UnschedulableAndUnresolvable: "
+            "no preemption and no Bind; it waits in the unschedulable pool for a Node update (beta)",
+        ),
+        "reference §4.3 (11), §4.4, §7.3 S-5, S-20; KEP-5836 beta 'Policy Enforcement via "
+        "DeferredPodScheduling Plugin'",
+    ),
 )
 
 
@@ -97,6 +144,9 @@ class Variant:
     double_preemption_guard: str = "none"
     kubelet_measure: str = "desired"
     kubelet_order: str = "kubernetes"
+    fitted_resize: str = "park"
+    scale_up_requeue: str = "queueing-hint"
+    opt_out_enforcement: str = "not-queued"
 
     def __post_init__(self) -> None:
         for decision in DECISIONS:
@@ -130,6 +180,10 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("dp-node-name", "double-preemption guard: spec.nodeName treated as the nomination",
             double_preemption_guard="node-name-as-nomination"),
     Variant("kubelet-fifo", "the kubelet retries pending resizes first come, first served", kubelet_order="fifo"),
+    Variant("beta-1.38", "the design of the KEP-5836 beta text (v1.38): a fitted resize binds and leaves the queue, "
+            "AddOrActivate on same-node scale-ups, the spec.nodeName double-preemption guard, the opt-out in Filter",
+            double_preemption_guard="node-name-as-nomination", fitted_resize="bind",
+            scale_up_requeue="add-or-activate", opt_out_enforcement="filter"),
 )
 
 
