@@ -8,8 +8,10 @@ from pathlib import Path
 
 from kepcheck.spec.manifest import load_manifest
 from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.variants import variant_by_name
+from kepcheck.spec.properties import PROPERTIES
+from kepcheck.spec.variants import VARIANTS, variant_by_name
 from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.run import run_checks
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import mutants_named
 
@@ -34,3 +36,11 @@ def context(scenario: str, variant: str, mutants: tuple = ()) -> Context:
 def results(scenario: str, variant: str, mutants: tuple = ()):
     """Every CheckResult of one exploration, keyed by property name."""
     return {r.property: r for r in check_explicit(context(scenario, variant, mutants))}
+
+
+@lru_cache(maxsize=None)
+def default_matrix() -> tuple:
+    """One check of every default scenario × variant × property, with the lifecycle recorded (the
+    ``ContextRun`` values of ``run_checks``): shared by the test modules that read the whole matrix,
+    computed once per test process. Read-only."""
+    return tuple(run_checks(default_scenarios(), list(VARIANTS), list(PROPERTIES), record_lifecycle=True))

@@ -18,7 +18,6 @@ updates (S-12), node allocatable changes (S-13, S-14), PodDisruptionBudgets, Pod
 
 from __future__ import annotations
 
-import pytest
 
 from kepcheck.checks.search import explore, kep_system
 from kepcheck.model.actions import next_steps

@@ -12,11 +12,10 @@ import pytest
 from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
 from kepcheck.spec.quantities import parse_quantity
 from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.variants import VARIANTS, variant_by_name
+from kepcheck.spec.variants import variant_by_name
 from kepcheck.checks.breach import find_breach
 from kepcheck.checks.describe import describe_trace
 from kepcheck.checks.explicit import check_explicit
-from kepcheck.checks.run import run_checks
 from kepcheck.checks.trace_report import trace_markdown
 from kepcheck.model.accounting import kubelet_resizing_pod_requests
 from kepcheck.model.context import Context
@@ -26,7 +25,7 @@ from kepcheck.model.mutants import MUTANTS
 from kepcheck.model.properties import LIVENESS, PREDICATES, Response, kubelet_grants, scheduler_grants
 from kepcheck.model.views import kubelet_fits_admission, kubelet_footprint, kubelet_free
 
-from conftest import manifest
+from conftest import manifest, default_matrix
 
 SPECS = {p.name: p for p in PROPERTIES}
 ALWAYS_NAMES = [p.name for p in PROPERTIES if p.kind == ALWAYS]
@@ -35,10 +34,10 @@ ALWAYS_NAMES = [p.name for p in PROPERTIES if p.kind == ALWAYS]
 @lru_cache(maxsize=None)
 def violations() -> tuple:
     """(ctx, result) of every violated always- and eventually-property of the default matrix."""
-    properties = [p for p in PROPERTIES if p.kind in (ALWAYS, EVENTUALLY)]
     found = []
-    for run in run_checks(default_scenarios(), VARIANTS, properties):
-        found += [(run.ctx, r) for r in run.results if r.verdict == "violated" and r.trace is not None]
+    for run in default_matrix():
+        found += [(run.ctx, r) for r in run.results
+                  if r.kind in (ALWAYS, EVENTUALLY) and r.verdict == "violated" and r.trace is not None]
     return tuple(found)
 
 

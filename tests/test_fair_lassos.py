@@ -10,12 +10,11 @@ import pytest
 
 from kepcheck.spec.fairness import fair_action_names
 from kepcheck.spec.properties import EVENTUALLY, PROPERTIES
-from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.variants import VARIANTS
 
 from kepcheck.checks.result import VIOLATED
-from kepcheck.checks.run import run_checks
 from kepcheck.model.actions import next_steps
+
+from conftest import default_matrix
 
 EVENTUALLY_PROPERTIES = [p for p in PROPERTIES if p.kind == EVENTUALLY]
 
@@ -32,9 +31,9 @@ def unfair_in_loop(ctx, trace, groups) -> set[str]:
 @pytest.fixture(scope="module")
 def lassos():
     found = []
-    for run in run_checks(default_scenarios(), VARIANTS, EVENTUALLY_PROPERTIES):
+    for run in default_matrix():
         for result in run.results:
-            if result.verdict == VIOLATED and result.trace is not None:
+            if result.kind == "eventually" and result.verdict == VIOLATED and result.trace is not None:
                 found.append((run.ctx, result))
     return found
 

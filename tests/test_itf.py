@@ -19,7 +19,7 @@ import pytest
 
 from kepcheck.spec.properties import PROPERTIES
 from kepcheck.spec.scenarios import ScenarioError, default_scenarios, load_scenario
-from kepcheck.spec.variants import VARIANTS, variant_by_name
+from kepcheck.spec.variants import variant_by_name
 from kepcheck.spec.vocabulary import ResizeReason
 
 from kepcheck.checks import describe
@@ -31,6 +31,8 @@ from kepcheck.checks.run import run_checks
 from kepcheck.checks.trace_report import trace_file_name, write_itf
 from kepcheck.model.actions import find_step
 from kepcheck.model.context import Context
+
+from conftest import default_matrix
 
 NAMED_SCENARIO = """\
 name: hyphenated-names
@@ -66,7 +68,7 @@ def _written(outcome, out: Path) -> list:
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory):
-    outcome = run_checks(default_scenarios(), list(VARIANTS), list(PROPERTIES))
+    outcome = default_matrix()
     return _written(outcome, tmp_path_factory.mktemp("itf"))
 
 

@@ -24,8 +24,9 @@ from kepcheck.checks.kube_manifests import initial_objects, load_export, witness
 from kepcheck.checks.result import HOLDS, VIOLATED
 from kepcheck.checks.run import run_checks, select_scenarios, select_variants
 from kepcheck.spec.properties import PROPERTIES
-from kepcheck.spec.scenarios import default_scenarios, load_scenario
-from kepcheck.spec.variants import VARIANTS
+from kepcheck.spec.scenarios import load_scenario
+
+from conftest import default_matrix
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +36,7 @@ def trace_files(tmp_path_factory):
     """Every violation of the default matrix with its trace, as the ITF file the report writes."""
     folder = tmp_path_factory.mktemp("traces")
     files = []
-    for run in run_checks(default_scenarios(), list(VARIANTS), list(PROPERTIES)):
+    for run in default_matrix():
         for result in run.results:
             if result.verdict != VIOLATED or result.trace is None:
                 continue

@@ -31,14 +31,13 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from kepcheck.spec.properties import PROPERTIES
-from kepcheck.spec.scenarios import default_scenarios
 from kepcheck.spec.variants import VARIANTS
 
 from kepcheck.checks.review import write_review
 from kepcheck.checks.review_pages import LIFECYCLE_PAGE, has_report
-from kepcheck.checks.run import run_checks
 from kepcheck.checks.trace_report import trace_file_name
+
+from conftest import default_matrix
 
 GITHUB_WIDTH = 980  # the Markdown body (github-markdown-css readme)
 GITHUB_PADDING = 45
@@ -202,7 +201,7 @@ def rendered(tmp_path_factory):
     missing = _missing()
     if missing:
         pytest.skip(f"cannot render in a browser: {missing}")
-    outcome = list(run_checks(default_scenarios(), list(VARIANTS), list(PROPERTIES), record_lifecycle=True))
+    outcome = list(default_matrix())
     out = tmp_path_factory.mktemp("review")
     write_review(outcome, out, include_times=False)
     names = ["index.md", LIFECYCLE_PAGE] + sorted(f"scenarios/{p.name}" for p in (out / "scenarios").glob("*.md"))

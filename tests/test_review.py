@@ -42,6 +42,8 @@ from kepcheck.checks.run import run_checks
 from kepcheck.checks.trace_report import ITF_SCHEMA_PATH, trace_file_name, trace_markdown, write_itf
 from kepcheck.model.actions import ACTION_NAMES
 
+from conftest import default_matrix
+
 GOLDEN = Path(__file__).parent / "golden"
 SMALL_SCENARIOS = ("competing-resizes", "later-competing-resize")
 SMALL_VARIANTS = ("alpha-1.37", "kubelet-aligned")
@@ -51,6 +53,8 @@ MERMAID_DIR = Path(os.environ.get("KEPCHECK_MERMAID_DIR", Path(__file__).parent.
 # --- fixtures --------------------------------------------------------------------------------------
 
 def _run(scenarios=None, variants=None):
+    if scenarios is None and variants is None:
+        return list(default_matrix())
     chosen = [s for s in default_scenarios() if scenarios is None or s.name in scenarios]
     return list(run_checks(chosen, [variant_by_name(v) for v in variants] if variants else list(VARIANTS),
                            list(PROPERTIES), record_lifecycle=True))

@@ -21,7 +21,8 @@ from conftest import context
 CASES = [("deferred-upsize-one-victim", "alpha-1.37"), ("nominated-pending-pod", "alpha-1.37"),
          ("competing-resizes", "kubelet-aligned"), ("resize-superseded", "dp-in-memory"),
          ("two-nodes", "allocated-only-assume"), ("downsize-in-progress", "dp-nominated-node-name"),
-         ("later-competing-resize", "kubelet-fifo")]
+         ("later-competing-resize", "kubelet-fifo"), ("competing-resizes", "beta-1.38"),
+         ("later-competing-resize", "alpha-1.37-stale"), ("resize-races-binding", "beta-1.38-stale")]
 SAMPLE = 6
 
 
@@ -32,16 +33,22 @@ def _concretise(state, bindings):
         for field in fields(PodState):
             value = getattr(pod, field.name)
             values[field.name] = (tuple(evaluate(v, bindings) for v in value) if isinstance(value, tuple)
-                                  else evaluate(value, bindings))
+                                  else None if value is None else evaluate(value, bindings))
         pods.append(values)
     return pods, tuple(evaluate(v, bindings) for v in state.retry_due), \
         tuple(evaluate(v, bindings) for v in state.env_used), evaluate(state.env_events, bindings)
 
 
+def _plain_value(value):
+    if isinstance(value, tuple):
+        return tuple(int(x) for x in value)
+    if value is None or isinstance(value, bool):
+        return value
+    return int(value)
+
+
 def _plain(state):
-    pods = [{f.name: (tuple(int(x) for x in getattr(p, f.name)) if isinstance(getattr(p, f.name), tuple)
-                      else (bool(getattr(p, f.name)) if isinstance(getattr(p, f.name), bool) else int(getattr(p, f.name))))
-             for f in fields(PodState)} for p in state.pods]
+    pods = [{f.name: _plain_value(getattr(p, f.name)) for f in fields(PodState)} for p in state.pods]
     return pods, tuple(state.retry_due), tuple(state.env_used), state.env_events
 
 

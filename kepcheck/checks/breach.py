@@ -27,7 +27,7 @@ from kepcheck.model.context import Context
 from kepcheck.model.explain import EXPLAIN, Fact, Tally
 from kepcheck.model.properties import LIVENESS, PREDICATES, EventuallyNever, kubelet_node_terms, tally
 from kepcheck.model.state import State
-from kepcheck.model.views import scheduler_requested
+from kepcheck.model.views import scheduler_requested, scheduler_view
 
 __all__ = ["Breach", "NodeLoad", "find_breach", "node_loads", "load_text", "used_text", "allocatable_text",
            "tally_lines"]
@@ -50,7 +50,10 @@ class NodeLoad:
 
 
 def node_loads(ctx: Context, state: State) -> tuple:
-    return tuple(NodeLoad(node, tuple(ctx.allocatable[node]), tuple(scheduler_requested(ctx, state, node)),
+    """Per node: allocatable, NodeInfo.Requested as the scheduler's cache has it (with the stale view,
+    from the copies its informer delivered), and the kubelet's count."""
+    cache = scheduler_view(ctx, state)
+    return tuple(NodeLoad(node, tuple(ctx.allocatable[node]), tuple(scheduler_requested(ctx, cache, node)),
                           tuple(tally(ctx, kubelet_node_terms(ctx, state, node)))) for node in ctx.node_range)
 
 
@@ -139,9 +142,19 @@ def _fact_line(ctx: Context, f: Fact, state: State) -> str:
                     + _compared(ctx, "desired", p.desired, "allocated", p.allocated)),
         "nominated": (f"{pod}: nominatedNodeName={ctx.node_names[p.nominated]} on a running pod, and "
                       f"`{ctx.variant.name}` does not use nominations for resizes"),
-        "already-fit": f"{pod} already fitted the scheduler's view before the eviction",
-        "victim-not-needed": f"with {''.join(others)} kept, {pod} fits the scheduler's view",
+        "not-claiming": (f"{pod} no longer asked for room in the API (its resize was granted or reverted, or it was "
+                         f"deleted) when the scheduler evicted for it"),
+        "already-fit": f"{pod} already fitted {_judged_view(ctx)} before the eviction",
+        "victim-not-needed": f"with {''.join(others)} kept, {pod} fits {_judged_view(ctx)}",
     }[f.claim]
+
+
+def _judged_view(ctx: Context) -> str:
+    """What NoVictimWithoutNeed judges fit on: the scheduler's accounting of the API state, which the
+    scheduler itself saw only with the synchronous view."""
+    if ctx.variant.scheduler_view == "stale":
+        return "the scheduler's accounting of the API state (its own view was behind)"
+    return "the scheduler's view"
 
 
 def _explain_lines(ctx: Context, parts: list, state: State) -> tuple:

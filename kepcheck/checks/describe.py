@@ -30,6 +30,7 @@ from kepcheck.model.context import Context
 from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
 from kepcheck.model.step import Action
 from kepcheck.model.views import admitted
+from kepcheck.checks.describe_async import ASYNC_TELLERS, scheduler_copy_changes
 
 __all__ = ["StepDescription", "describe_trace", "describe_step", "describe_pod", "describe_pod_changes",
            "itf_state", "kubelet_participant", "delta", "PHASES", "REASONS", "QUEUES"]
@@ -132,7 +133,7 @@ def describe_pod_changes(ctx: Context, index: int, old: PodState, new: PodState)
                        + (ctx.format(new.promised) if any(new.promised) else "dropped"))
     if new.observed and not old.observed and old.resize == new.resize and old.allocated == new.allocated:
         changes.append(f"{name}: the kubelet has evaluated the new spec")
-    return changes
+    return changes + scheduler_copy_changes(ctx, name, old, new)
 
 
 def _changes(ctx: Context, before: State, after: State) -> list[str]:
@@ -177,7 +178,10 @@ class _Step:
         return kubelet_participant(self.ctx, node if node != NO_NODE else 0)
 
     def victims(self) -> list[str]:
-        return [p for p, old, new in self.pods() if new.phase == Phase.TERMINATING and old.phase != Phase.TERMINATING]
+        """The pods the step evicts (or, with asynchronous preemption, issues the eviction calls for)."""
+        return [p for p, old, new in self.pods()
+                if (new.phase == Phase.TERMINATING and old.phase != Phase.TERMINATING and self.action.name != "EvictVictim")
+                or (new.evicting_for not in (None, NO_POD) and old.evicting_for != new.evicting_for)]
 
 
 def _request_resize(step: _Step):
@@ -333,7 +337,7 @@ _TELLERS = {
     "ResizeUnschedulable": _resize_unschedulable, "FlushUnschedulablePod": _flush_unschedulable_pod,
     "AdmitPod": _admit_pod, "RejectPod": _reject_pod, "RetryPendingResizes": _retry_pending_resizes,
     "PeriodicRetryPendingResizes": _retry_pending_resizes, "ActuateResize": _actuate_resize,
-    "FinishTermination": _finish_termination,
+    "FinishTermination": _finish_termination, **ASYNC_TELLERS,
 }
 
 

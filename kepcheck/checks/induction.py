@@ -31,7 +31,7 @@ from kepcheck.checks.unrolling import (
 )
 from kepcheck.model.context import Context
 from kepcheck.model.properties import PREDICATES
-from kepcheck.model.strengthening import LEMMA_BASIS, PREEMPTION_LEMMAS, STRENGTHENING
+from kepcheck.model.strengthening import LEMMA_BASIS, PREEMPTION_LEMMAS, STRENGTHENING, strengthening_applies
 
 __all__ = ["check_induction", "prove_strengthening", "prove_lemmas", "proved_invariants", "ENGINE"]
 
@@ -53,6 +53,8 @@ def prove_strengthening(ctx: Context, max_k: int = 3, *, timeout: float | None =
                         names: Iterable[str] | None = None) -> tuple[bool, int, str]:
     """Prove the strengthening invariants of ``model/strengthening/`` (their conjunction) by BMC to
     depth k-1 and k-induction. Returns (proved, k, reason)."""
+    if not strengthening_applies(ctx):
+        return False, 0, f"no strengthening invariants are stated for {ctx.variant.name} (stale view or asynchronous preemption)"
     chosen = [STRENGTHENING[n] for n in (names or STRENGTHENING)]
     return _prove_conjunction(ctx, "Strengthening", "the strengthening invariants", chosen, max_k, [], timeout,
                               parametric)

@@ -24,7 +24,6 @@ import json
 import re
 from pathlib import Path
 
-from kepcheck.spec.vocabulary import Actor
 
 from kepcheck.checks.describe import describe_trace
 from kepcheck.checks.kube_manifests import Export, breach_words, initial_pods, quantities, resize_patch

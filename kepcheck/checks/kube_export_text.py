@@ -98,7 +98,7 @@ def _observations(name: str, old, new) -> list[str]:
     if new.phase != old.phase and new.phase == "Gone":
         found.append(f"kubectl get pod {name} --ignore-not-found  # nothing: {name} is gone")
     if new.phase != old.phase and new.phase.startswith("Failed"):
-        found.append(get + f"'{{.status.reason}}'  # OutOfcpu or OutOfmemory (kubectl get events shows the rejection)")
+        found.append(get + "'{.status.reason}'  # OutOfcpu or OutOfmemory (kubectl get events shows the rejection)")
     return found
 
 

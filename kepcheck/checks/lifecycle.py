@@ -185,6 +185,13 @@ NEVER_FIRED_EXPLANATIONS = {
     "ResizeUnschedulable": "every Deferred resize finds victims or fits",
     "RejectPod": "under this variant the kubelet never has to reject a bound pod (no OutOfcpu)",
     "FlushUnschedulablePod": "no pod waits in the unschedulable pool",
+    "BindDeferredPod": "the diagram's variant parks a fitted resize (`fitted_resize: park`); the beta variants bind it",
+    "AbortDeferredCycle": "only the beta's refresh with a stale view aborts a cycle (`beta-1.38-stale`)",
+    "DeliverPodUpdate": "the diagram's variant sees every update at once; only the stale variants deliver late",
+    "UpdatePodInCache": "the diagram's variant sees every update at once; only the stale variants deliver late",
+    "UpdatePodInSchedulingQueue": "the diagram's variant sees every update at once; only the stale variants deliver late",
+    "EvictVictim": "the diagram's variant completes the preemption's calls in the cycle; only the stale variants "
+                   "run them after it",
 }
 
 

@@ -38,7 +38,7 @@ from functools import partial
 
 import networkx
 
-from kepcheck.spec.fairness import fair_action_names
+from kepcheck.spec.fairness import fair_action_names, groups_of_variant
 from kepcheck.spec.properties import EVENTUALLY
 
 from kepcheck.checks.engine import Budget, Deadline, EngineOptions
@@ -273,7 +273,7 @@ def _judge_all(ctx: Context, exploration: Exploration, properties, fairness, dea
         if finding is not None:
             record.verdict, record.trace = VIOLATED, finding.trace
             record.reason = (f"{finding.pod}: " if finding.pod else "") + finding.explanation
-        record.fairness = groups
+        record.fairness = groups if fairness is not None else groups_of_variant(groups, ctx.variant)
         record.seconds = exploration.seconds + (time.perf_counter() - started)
         results.append(record)
     return results

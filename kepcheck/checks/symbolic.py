@@ -21,7 +21,7 @@ from kepcheck.model.actions import transitions
 from kepcheck.model.context import Context
 from kepcheck.model.expr import int_variable, z3_and, z3_eq
 from kepcheck.model.memo import caching
-from kepcheck.model.schema import BOOL_FIELDS, VECTOR_FIELDS, flatten
+from kepcheck.model.schema import BOOL_FIELDS, VECTOR_FIELDS, flatten, pod_fields
 from kepcheck.model.state import PodState, State
 
 __all__ = ["at_time", "symbolic_state", "Substitution", "concrete_bindings", "evaluate", "state_leaves", "states_equal", "as_bool",
@@ -39,7 +39,7 @@ def symbolic_state(ctx: Context, step: int) -> State:
     pods = []
     for i, name in enumerate(ctx.names):
         values = {}
-        for field in fields(PodState):
+        for field in pod_fields(ctx):
             label = at_time(f"{name}.{field.name}", step)
             if field.name in VECTOR_FIELDS:
                 values[field.name] = tuple(int_variable(f"{label}.{r}") for r in ctx.scenario.resources)
@@ -85,7 +85,8 @@ def concrete_bindings(symbolic: State, concrete: State) -> Substitution:
     pairs = []
     for sym_pod, pod in zip(symbolic.pods, concrete.pods):
         for field in fields(PodState):
-            pairs += _leaves(getattr(sym_pod, field.name), getattr(pod, field.name))
+            if getattr(sym_pod, field.name) is not None:  # None: not a field of this context's states
+                pairs += _leaves(getattr(sym_pod, field.name), getattr(pod, field.name))
     pairs += _leaves(symbolic.retry_due, concrete.retry_due)
     pairs += _leaves(symbolic.env_used, concrete.env_used)
     pairs += _leaves(symbolic.env_events, concrete.env_events)

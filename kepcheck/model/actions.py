@@ -21,11 +21,15 @@ from kepcheck.spec.vocabulary import Actor
 
 from kepcheck.model import kubelet, scheduler, user
 from kepcheck.model.context import Context
+from kepcheck.model.expr import and_, implies, not_, or_
 from kepcheck.model.informer import scheduler_observes
+from kepcheck.model.memo import per_state
+from kepcheck.model.views import api_unchanged, update_undelivered
 from kepcheck.model.state import State
 from kepcheck.model.step import Action, snake_case
 
-__all__ = ["NEXT", "ACTION_NAMES", "ACTOR_OF", "transitions", "next_steps", "apply_action", "find_step"]
+__all__ = ["NEXT", "ACTION_NAMES", "ACTOR_OF", "transitions", "next_steps", "apply_action", "find_step",
+           "within_lag_bound"]
 
 _MODULE_OF = {Actor.USER: user, Actor.SCHEDULER: scheduler, Actor.KUBELET: kubelet}
 
@@ -42,7 +46,8 @@ def transitions(ctx: Context, state: State) -> Iterator[tuple[Action, object, St
     order. On a symbolic state the guards and successors are Z3 terms."""
     for action_function in NEXT:
         for action, guard, after in action_function(ctx, state):
-            yield action, guard, scheduler_observes(ctx, state, after)
+            after = scheduler_observes(ctx, state, after)
+            yield action, and_(guard, within_lag_bound(ctx, state, after)), after
 
 
 def next_steps(ctx: Context, state: State) -> Iterator[tuple[Action, State]]:
@@ -50,9 +55,38 @@ def next_steps(ctx: Context, state: State) -> Iterator[tuple[Action, State]]:
     for action_function in NEXT:
         for action, guard, after in action_function(ctx, state):
             if guard is True:
-                yield action, scheduler_observes(ctx, state, after)
+                after = scheduler_observes(ctx, state, after)
+                if within_lag_bound(ctx, state, after):
+                    yield action, after
             elif guard is not False:
                 raise TypeError(f"{action.label()}: guard is not concrete on a concrete state: {guard!r}")
+
+
+def within_lag_bound(ctx: Context, before: State, after: State):
+    """The stale view's bound (``scheduler_view: stale``): the scheduler's informer is at most one step
+    behind. A step may start only when every update is delivered, or when it writes no pod beyond
+    those whose update is still undelivered (its writes merge into theirs). The pod informer is one
+    watch stream delivered in order across pods; this bound keeps that order (a later write to
+    another pod is never seen before an earlier one) and keeps the state space finite and small.
+    What it hides: the scheduler acting while it is two or more writes to different pods behind, and
+    an API write landing between the cache and the queue update of one handler call (a window inside
+    the scheduler, which a real write would only see delivered after)."""
+    if ctx.variant.scheduler_view != "stale":
+        return True
+    if type(before.env_events) is int:  # plain values: only the pods the step rewrote can break the bound
+        pending = _pending(ctx, before)
+        lagging = any(pending)
+        for old, new, was in zip(before.pods, after.pods, pending):
+            if old is not new and ((old.cache_ahead and not api_unchanged(old, new))
+                                   or (lagging and not was and update_undelivered(new))):
+                return False
+        return True
+    pending = [update_undelivered(pod) for pod in before.pods]
+    # between the handler's cache update and its queue update (``cache_ahead``) the pod is not written
+    handler_window = [implies(old.cache_ahead, api_unchanged(old, new)) for old, new in zip(before.pods, after.pods)]
+    return and_(or_(not_(or_(*pending)),
+                    and_(*(implies(update_undelivered(new), was) for new, was in zip(after.pods, pending)))),
+                *handler_window)
 
 
 def find_step(ctx: Context, state: State, label: str) -> tuple[Action, State]:
@@ -67,3 +101,8 @@ def find_step(ctx: Context, state: State, label: str) -> tuple[Action, State]:
 def apply_action(ctx: Context, state: State, label: str) -> State:
     """The successor reached by the action with this label; ValueError if it is not enabled."""
     return find_step(ctx, state, label)[1]
+
+
+@per_state
+def _pending(ctx: Context, state: State) -> tuple:
+    return tuple(update_undelivered(pod) for pod in state.pods)

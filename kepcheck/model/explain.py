@@ -26,7 +26,7 @@ from kepcheck.model.accounting import kubelet_resizing_pod_requests
 from kepcheck.model.context import Context
 from kepcheck.model.properties import (
     condition_checks, grant_terms, kubelet_grants, kubelet_node_terms, new_victims, not_evicted_by_lower_or_equal,
-    scheduler_grants, tally, victim_kept_terms, victims_in_flight,
+    scheduler_grants, tally, victim_kept_terms, victims_in_flight, still_claiming,
 )
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import Action, snake_case
@@ -162,6 +162,8 @@ def no_victim_without_need(ctx: Context, before: State, action: Action, after: S
         fitted = any(fits_new_pod(ctx, before, claimant, n) for n in ctx.node_range)
     result = [Fact("already-fit", claimant)] if fitted else []
     victims = [v for v, evicted in new_victims(ctx, before, after).items() if evicted]
+    if victims and not still_claiming(ctx, before, action.name, claimant):
+        result.insert(0, Fact("not-claiming", claimant))
     for victim in victims:
         if fits(ctx, before, claimant, node, {u: True for u in victims if u != victim}):
             result.append(Fact("victim-not-needed", claimant, (victim,)))

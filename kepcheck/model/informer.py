@@ -32,15 +32,68 @@ from kepcheck.model.expr import and_, any_, is_false, ite, not_, or_, pick, veq,
 from kepcheck.model.memo import of_values
 from kepcheck.model.state import NO_NODE, PodState, State, evolve
 from kepcheck.model.step import is_deferred, is_running
-from kepcheck.model.views import assigned, scheduler_footprint
+from kepcheck.model.views import assigned, queued_copy, scheduler_footprint, seen_copy
 
-__all__ = ["scheduler_observes", "released_from_unschedulable_pool", "pod_event", "handler_fields",
+__all__ = ["scheduler_observes", "delivered", "queued_deferred_copy", "released_from_unschedulable_pool", "pod_event", "handler_fields",
            "queued_deferred_pod", "startup_queue"]
 
 
 def scheduler_observes(ctx: Context, before: State | None, after: State) -> State:
     """``after`` with the handlers' effect on every pod applied (``before`` None: the start-up pass,
-    where the AddPod handler sees every pod as added)."""
+    where the AddPod handler sees every pod as added). With the stale view the handlers run when the
+    informer delivers an update (``delivered``), not here: a step only keeps the ghost promises true."""
+    if before is not None and ctx.variant.scheduler_view == "stale":
+        return _promises_kept(ctx, before, after)
+    return _handlers(ctx, before, after)
+
+
+def delivered(ctx: Context, state: State, index: int) -> State:
+    """The scheduler's informer delivers pod ``index``'s undelivered update (the queue's copy → the
+    API's version now): cache and queue take the new copy and the handlers run on the queue's copies
+    of the pods, from which other pods' reactions (hints, AddOrActivate) follow (stale view only)."""
+    after = evolve(state, pods=tuple(evolve(pod, **seen_copy(pod)) if j == index else pod
+                                     for j, pod in enumerate(state.pods)))
+    old_view, new_view = _queue_view(state), _queue_view(after)
+    handled = _handlers(ctx, old_view, new_view)
+    pods = list(after.pods)
+    for j, (seen, reacted) in enumerate(zip(new_view.pods, handled.pods)):
+        if reacted is not seen:
+            pods[j] = evolve(pods[j], **{name: getattr(reacted, name) for name in _KEPT})
+    return evolve(after, pods=tuple(pods))
+
+
+def _queue_view(state: State) -> State:
+    return evolve(state, pods=tuple(queued_copy(pod) for pod in state.pods))
+
+
+def queued_deferred_copy(ctx: Context, pod: PodState):
+    """The scheduler's queue holds the pod as a Deferred resize (by the queue's copy; stale view)."""
+    return and_(pod.queue != Queue.NOT_QUEUED, ctx.variant.gate_on, is_deferred(queued_copy(pod)))
+
+
+# What the scheduler keeps for a pod (its queue and memory, and the nomination it writes itself); the
+# ghost ``promised`` follows the API, not the scheduler's view (``_promises_kept``).
+_KEPT = ("queue", "assumed", "tracking", "nominated")
+
+
+def _promises_kept(ctx: Context, before: State, after: State) -> State:
+    """The ghost promise of a pod is dropped once its resize is no longer pending in the API."""
+    pods = None
+    zero = vzero(ctx.width)
+    for j, (old, new) in enumerate(zip(before.pods, after.pods)):
+        if old is new:
+            continue
+        promised = ite(and_(is_running(new), not_(veq(new.desired, new.allocated))), new.promised, zero)
+        if _same(new.promised, promised):
+            continue
+        if pods is None:
+            pods = list(after.pods)
+        pods[j] = evolve(new, promised=promised)
+    return after if pods is None else evolve(after, pods=tuple(pods))
+
+
+def _handlers(ctx: Context, before: State | None, after: State) -> State:
+    """The handlers' effect of the updates from ``before`` to ``after`` (both as the scheduler sees them)."""
     if before is None:
         return _handle(ctx, after, range(len(after.pods)), {}, False, [], skip_unchanged=False)
     pairs = list(enumerate(zip(before.pods, after.pods)))
@@ -106,7 +159,8 @@ def pod_event(ctx: Context, old: PodState, new: PodState) -> tuple:
     condition that it scaled up there (an assigned pod whose desired, allocated or actual size grew
     in some resource: the beta text's 'assigned pod scale-up', read as any of the three, since it
     names the kubelet granting a competing resize as one); that its desired requests changed; and
-    that it gained the Deferred condition."""
+    that it was added to what the scheduler queues (it gained the Deferred condition, or it was
+    created or recreated pending: the AddPod handler)."""
     terms = [and_(old.phase == Phase.PENDING, old.nominated != NO_NODE, new.phase == Phase.GONE)]
     footprint_changed = grew = False
     was = assigned(old)
@@ -119,15 +173,24 @@ def pod_event(ctx: Context, old: PodState, new: PodState) -> tuple:
         terms.append(and_(was, or_(not_(still), and_(still, smaller))))
         grew = and_(was, still, or_(*(n > o for field in ("desired", "allocated", "actual")
                                       for n, o in zip(getattr(new, field), getattr(old, field)))))
-    gained = and_(not_(is_deferred(old)), is_deferred(new))
+    gained = or_(and_(not_(is_deferred(old)), is_deferred(new)),
+                 and_(old.phase != Phase.PENDING, new.phase == Phase.PENDING))
     return terms, footprint_changed, grew, not_(veq(old.desired, new.desired)), gained
 
 
 @overridable
 def released_from_unschedulable_pool(ctx: Context, pod: PodState, event):
     """The pod waits in the unschedulable pool and ``event`` releases it to activeQ (a queueing
-    hint, or the periodic flush when ``event`` is True)."""
-    return and_(pod.queue == Queue.UNSCHEDULABLE, event)
+    hint, or the periodic flush when ``event`` is True), unless PreEnqueue holds it back."""
+    return and_(pod.queue == Queue.UNSCHEDULABLE, event, not_(held_back_by_pre_enqueue(ctx, pod)))
+
+
+def held_back_by_pre_enqueue(ctx: Context, pod: PodState):
+    """DefaultPreemption's PreEnqueue keeps a pod out of activeQ while its own preemption calls are in
+    flight (asynchronous preemption only; reference §3.1)."""
+    if ctx.variant.preemption_calls != "asynchronous":
+        return False
+    return pod.preempting
 
 
 def queued_deferred_pod(ctx: Context, pod: PodState):
@@ -162,12 +225,14 @@ def handler_fields(ctx: Context, pod: PodState, own_change, gained, shrunk, othe
     pending = pod.phase == Phase.PENDING
     candidate = queued_deferred_pod(ctx, pod)
     hinted = released_from_unschedulable_pool(ctx, pod, or_(own_change, others_changed))
+    gated = held_back_by_pre_enqueue(ctx, pod)
     if ctx.variant.scale_up_requeue == "add-or-activate":
-        enqueue = or_(gained, scaled_up, hinted)
+        enqueue = or_(gained, and_(scaled_up, not_(gated)), hinted)
     else:
         enqueue = or_(pod.queue == Queue.NOT_QUEUED, hinted)
-    queue = ite(pending, ite(released_from_unschedulable_pool(ctx, pod, shrunk), Queue.ACTIVE, pod.queue),
-                ite(candidate, ite(enqueue, Queue.ACTIVE, pod.queue), Queue.NOT_QUEUED))
+    added = ite(gated, Queue.UNSCHEDULABLE, Queue.ACTIVE)  # PreEnqueue parks a gated pod in the pool
+    queue = ite(pending, ite(or_(gained, released_from_unschedulable_pool(ctx, pod, shrunk)), Queue.ACTIVE, pod.queue),
+                ite(candidate, ite(enqueue, added, pod.queue), Queue.NOT_QUEUED))
     outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks
     fields = dict(queue=queue, assumed=ite(outside, zero, pod.assumed), tracking=and_(not_(outside), pod.tracking),
                   promised=ite(and_(is_running(pod), not_(veq(pod.desired, pod.allocated))), pod.promised, zero),

@@ -13,7 +13,8 @@ from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
 from kepcheck.model.context import Context
 from kepcheck.model.informer import scheduler_observes
-from kepcheck.model.state import NO_NODE, PodState, State
+from kepcheck.model.state import NO_NODE, NO_POD, PodState, State, evolve
+from kepcheck.model.views import seen_copy
 
 __all__ = ["initial_state"]
 
@@ -36,8 +37,18 @@ def _initial_pod(ctx: Context, spec) -> PodState:
                     resize=int(resize), in_progress=allocated != actual, **blank)
 
 
+def _with_scheduler_fields(ctx: Context, pod: PodState) -> PodState:
+    """The fields only some variants have: the informer's copy equal to the API (the scheduler starts
+    by listing every pod), no preemption call in flight."""
+    if ctx.variant.scheduler_view == "stale":
+        pod = evolve(pod, **seen_copy(pod))
+    if ctx.variant.preemption_calls == "asynchronous":
+        pod = evolve(pod, evicting_for=NO_POD, preempting=False)
+    return pod
+
+
 def initial_state(ctx: Context) -> State:
     """The scenario's start state, after the scheduler's start-up pass."""
-    pods = tuple(_initial_pod(ctx, spec) for spec in ctx.scenario.pods)
+    pods = tuple(_with_scheduler_fields(ctx, _initial_pod(ctx, spec)) for spec in ctx.scenario.pods)
     state = State(pods=pods, retry_due=(False,) * len(ctx.node_names), env_used=(False,) * len(ctx.events))
     return scheduler_observes(ctx, None, state)

@@ -29,8 +29,10 @@ from kepcheck.model.expr import (
 )
 from kepcheck.model.memo import changed_pods, node_local, pod_values
 from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
-from kepcheck.model.step import Action, snake_case
-from kepcheck.model.views import admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, on_node
+from kepcheck.model.step import Action, is_deferred, snake_case
+from kepcheck.model.views import (
+    admitted, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, leaving, on_node,
+)
 
 __all__ = ["PREDICATES", "LIVENESS", "Response", "EventuallyNever", "scheduler_grants",
            "kubelet_grants", "new_victims", "judges_states_only", "tally", "kubelet_node_terms", "grant_terms",
@@ -72,8 +74,8 @@ def scheduler_grants(ctx: Context, action: Action, after: State) -> list:
         return []
     claimant = ctx.pod_index(action.param("pod"))
     pod = after.pods[claimant]
-    if action.name == "PreemptForResize":
-        return [(True, claimant, pod.node, vmax(pod.allocated, pod.actual, pod.desired))]
+    if action.name == "PreemptForResize":  # the size it preempted for (the view's, with a stale view)
+        return [(True, claimant, pod.node, vmax(pod.allocated, pod.actual, pod.promised))]
     return [(True, claimant, ctx.node_index(action.param("node")), pod.desired)]
 
 
@@ -116,7 +118,7 @@ def grant_terms(ctx: Context, after: State, claimant: int, node) -> list:
     there holds (with its resize promise if it ranks at least as high) and the pending pods of equal
     or higher priority nominated there."""
     priority = ctx.priorities[claimant]
-    terms = [(and_(on_node(pod, node), pod.phase != Phase.TERMINATING), i, "holds", _held(ctx, pod, i, priority))
+    terms = [(and_(on_node(pod, node), not_(leaving(pod))), i, "holds", _held(ctx, pod, i, priority))
              for i, pod in enumerate(after.pods) if i != claimant]
     terms += [(and_(pod.phase == Phase.PENDING, pod.nominated == node), i, "nominated", pod.desired)
               for i, pod in enumerate(after.pods) if i != claimant and ctx.priorities[i] >= priority]
@@ -171,8 +173,11 @@ def new_victims(ctx: Context, before: State, after: State) -> dict:
 
 
 def _evicted(ctx: Context, i: int, old: PodState, new: PodState):
-    return and_(or_(old.phase == Phase.BOUND, old.phase == Phase.RUNNING), new.phase == Phase.TERMINATING,
-                new.preempted_by != NO_POD)
+    """The step evicted the pod by preemption, or (asynchronous preemption) issued the call that will."""
+    live = or_(old.phase == Phase.BOUND, old.phase == Phase.RUNNING)
+    if new.evicting_for is None:
+        return and_(live, new.phase == Phase.TERMINATING, new.preempted_by != NO_POD)
+    return and_(live, old.evicting_for == NO_POD, new.evicting_for != NO_POD)
 
 
 def _claimant(ctx: Context, action: Action) -> int:
@@ -195,7 +200,17 @@ def no_victim_without_need(ctx: Context, before: State, action: Action, after: S
         implies(condition, not_(fits(ctx, before, claimant, node, {u: c for u, c in victims.items() if u != victim})))
         for victim, condition in victims.items()
     ]
-    return and_(did_not_fit, *needed)
+    # a cycle on a stale view may "preempt" only pods the API no longer has: no victim, nothing to judge
+    evicts = or_(*victims.values())
+    return and_(implies(evicts, and_(still_claiming(ctx, before, action.name, claimant), did_not_fit)), *needed)
+
+
+def still_claiming(ctx: Context, state: State, action_name: str, claimant: int):
+    """The claimant still asks for room in the API: its resize is still Deferred, or it is still a
+    pending pod (always so when the scheduler sees the API at once; with a stale view it may preempt
+    for a resize already granted or reverted, or for a pod already deleted)."""
+    pod = state.pods[claimant]
+    return is_deferred(pod) if action_name == "PreemptForResize" else pod.phase == Phase.PENDING
 
 
 def no_excess_victims(ctx: Context, before: State, action: Action, after: State):
@@ -219,7 +234,7 @@ def victim_kept_terms(ctx: Context, before: State, after: State, claimant: int, 
     for i, (old, new) in enumerate(zip(before.pods, after.pods)):
         if i == claimant:
             continue
-        staying = and_(on_node(new, node), or_(new.phase != Phase.TERMINATING, i == victim))
+        staying = and_(on_node(new, node), or_(not_(leaving(new)), i == victim))
         terms.append((staying, i, "kept" if i == victim else "allocated",
                       ite(old.phase == Phase.BOUND, old.desired, kubelet_footprint(old))))
     return terms
@@ -236,6 +251,9 @@ def no_double_preemption(ctx: Context, before: State, action: Action, after: Sta
 
 def victims_in_flight(ctx: Context, before: State, claimant: int) -> list:
     """Per pod: it was evicted for ``claimant`` and is still terminating."""
+    if ctx.variant.preemption_calls == "asynchronous":
+        return [or_(and_(pod.phase == Phase.TERMINATING, pod.preempted_by == claimant), pod.evicting_for == claimant)
+                for pod in before.pods]
     return [and_(pod.phase == Phase.TERMINATING, pod.preempted_by == claimant) for pod in before.pods]
 
 

@@ -20,18 +20,22 @@ from __future__ import annotations
 from kepcheck.spec.vocabulary import Phase, Queue
 
 from kepcheck.model.context import Context, overridable
-from kepcheck.model.expr import and_, any_, is_false, not_, or_, pick, vle
+from kepcheck.model.expr import and_, any_, is_false, not_, or_, pick, vle, vmax
+from kepcheck.model.asynchrony import (
+    deliver_pod_update, evict_victim, update_pod_in_cache, update_pod_in_scheduling_queue,
+)
 from kepcheck.model.informer import released_from_unschedulable_pool
 from kepcheck.model.memo import per_state
 from kepcheck.model.preemption import chosen_node, select_victims
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import Action, is_deferred, set_pod, update
-from kepcheck.model.views import fits_deferred_pod, fits_new_pod
+from kepcheck.model.views import fits_deferred_pod, fits_new_pod, queued_copy, scheduler_view
 
 __all__ = ["at_head", "resize_preemption_eligible", "double_preemption_guard_allows", "resize_claimant_fields",
            "bind_pod", "preempt_for_pod", "pod_unschedulable", "park_deferred_pod", "bind_deferred_pod",
            "node_allows_resize_preemption", "preempt_for_resize",
-           "resize_unschedulable", "flush_unschedulable_pod"]
+           "resize_unschedulable", "flush_unschedulable_pod", "abort_deferred_cycle", "deliver_pod_update", "update_pod_in_cache",
+           "update_pod_in_scheduling_queue", "evict_victim"]
 
 
 def at_head(ctx: Context, state: State, claimant: int):
@@ -123,7 +127,9 @@ class _PendingCycle:
 
 @per_state
 def _pending_cycles(ctx: Context, state: State) -> list:
-    """(claimant, head-and-pending condition, cycle) for each pod the scheduler may pop as pending."""
+    """(claimant, head-and-pending condition, cycle) for each pod the scheduler may pop as pending,
+    computed on the scheduler's view of ``state`` (``views.scheduler_view``)."""
+    state = scheduler_view(ctx, state)
     cycles = []
     for claimant in ctx.pod_range:
         pending = state.pods[claimant].phase == Phase.PENDING
@@ -137,19 +143,45 @@ def _pending_cycles(ctx: Context, state: State) -> list:
 
 def _evict(ctx: Context, state: State, claimant: int, node, victims: dict) -> list:
     """prepareCandidate: delete victims with DisruptionTarget, clear lower-priority nominations on
-    the node (reference §3.3 'Execution', §7.4 P-5). Returns ``update`` changes."""
+    the node (reference §3.3 'Execution', §7.4 P-5). Returns ``update`` changes on the API state
+    ``state`` (a call on a pod already deleting or gone changes nothing). With asynchronous
+    preemption the victims' calls are only issued here (``evicting_for``; ``evict_victim`` completes
+    each) and the preemptor is marked as preempting, which PreEnqueue holds back; a victim whose
+    call another preemptor already issued keeps that call."""
     changes = []
+    asynchronous = ctx.variant.preemption_calls == "asynchronous"
+    issued = []
     for victim, condition in victims.items():
         pod = state.pods[victim]
         live = and_(condition, or_(pod.phase == Phase.BOUND, pod.phase == Phase.RUNNING))
+        if asynchronous:
+            live = and_(live, pod.evicting_for == NO_POD)
+            issued.append(live)
+            fields = dict(evicting_for=claimant)
+        else:
+            fields = dict(phase=Phase.TERMINATING, preempted_by=claimant)
+            if ctx.variant.scheduler_view != "stale":  # with the stale view the queue learns at delivery
+                fields["queue"] = Queue.NOT_QUEUED
         if not is_false(live):
-            changes.append((victim, live, dict(phase=Phase.TERMINATING, preempted_by=claimant, queue=Queue.NOT_QUEUED)))
+            changes.append((victim, live, fields))
+    if asynchronous:
+        changes.append((claimant, True, dict(preempting=or_(state.pods[claimant].preempting, *issued))))
     for i, pod in enumerate(state.pods):
         if ctx.priorities[i] < ctx.priorities[claimant]:
             nominated_here = and_(pod.phase == Phase.PENDING, pod.nominated == node)
             if not is_false(nominated_here):
                 changes.append((i, nominated_here, dict(nominated=NO_NODE)))
     return changes
+
+
+def _bound(ctx: Context, node: int) -> dict:
+    """The binding's writes: spec.nodeName, and with the stale view the assumed pod in the
+    scheduler's own cache (it sees its own binding at once; reference §3.2 'assume'). A binding of a
+    pod that the API no longer has as pending fails and writes nothing."""
+    fields = dict(phase=Phase.BOUND, node=node)
+    if ctx.variant.scheduler_view == "stale":
+        fields.update(seen_phase=Phase.BOUND, seen_node=node)
+    return fields
 
 
 def bind_pod(ctx: Context, state: State):
@@ -159,7 +191,8 @@ def bind_pod(ctx: Context, state: State):
             guard = and_(base, cycle.may_bind[node])
             if is_false(guard):
                 continue
-            after = set_pod(state, claimant, phase=Phase.BOUND, node=node, queue=Queue.NOT_QUEUED, nominated=NO_NODE)
+            after = update(state, [(claimant, state.pods[claimant].phase == Phase.PENDING, _bound(ctx, node)),
+                                   (claimant, True, dict(queue=Queue.NOT_QUEUED, nominated=NO_NODE))])
             yield Action("BindPod", (("pod", ctx.names[claimant]), ("node", ctx.node_names[node]))), guard, after
 
 
@@ -207,28 +240,68 @@ def node_allows_resize_preemption(ctx: Context, state: State, claimant: int):
 
 @per_state
 def _deferred_cycles(ctx: Context, state: State) -> list:
-    """(claimant, condition, fits) for each pod the scheduler may pop as a Deferred resize."""
+    """(claimant, condition, fits, queued requests) for each pod the scheduler may pop as a Deferred
+    resize and evaluate, on the scheduler's view of ``state``. The pod is popped as its queue copy has
+    it; with the stale view that copy may lag the cache's (``views.queued_copy``): with
+    ``larger-of-copies`` the cycle runs on the popped copy, its requests in excess of the cache copy's
+    counted (queued requests given); with ``refreshed-from-cache`` it runs on the cache's copy, and
+    only when that copy is Deferred (``abort_deferred_cycle`` otherwise)."""
+    view = scheduler_view(ctx, state)
     cycles = []
     for claimant in ctx.pod_range:
-        deferred = is_deferred(state.pods[claimant])
+        popped = _popped_copy(ctx, state, claimant)
+        deferred = is_deferred(popped)
         if is_false(deferred):
             continue
-        base = and_(at_head(ctx, state, claimant), deferred)
+        base = and_(at_head(ctx, view, claimant), deferred)
+        queued = None
+        if view is not state and ctx.variant.queued_pod_copy == "larger-of-copies":
+            queued = popped.desired
+        else:
+            base = and_(base, is_deferred(view.pods[claimant]))
         if not is_false(base):
-            fits = and_(node_allows_resize_preemption(ctx, state, claimant), fits_deferred_pod(ctx, state, claimant))
-            cycles.append((claimant, base, fits))
+            fits = and_(node_allows_resize_preemption(ctx, view, claimant),
+                        fits_deferred_pod(ctx, view, claimant, None, None, queued))
+            cycles.append((claimant, base, fits, queued))
     return cycles
 
 
+def _popped_copy(ctx: Context, state: State, claimant: int):
+    """The Deferred pod as the queue hands it to a cycle: the queue's copy (the pod itself with the
+    synchronous view)."""
+    pod = state.pods[claimant]
+    return queued_copy(pod) if ctx.variant.scheduler_view == "stale" else pod
+
+
 @per_state
-def _resize_victims(ctx: Context, state: State, claimant: int):
+def _resize_victims(ctx: Context, state: State, claimant: int, queued=None):
     """(candidate, victims) for a Deferred pod on its own node (reference §4.3 (3)-(5), §4.4)."""
     eligible = and_(node_allows_resize_preemption(ctx, state, claimant),
                     resize_preemption_eligible(ctx, state, claimant))
     if is_false(eligible):
         return False, {}
-    candidate, victims = select_victims(ctx, state, claimant, state.pods[claimant].node, fits_deferred_pod)
+    fits = fits_deferred_pod if queued is None else \
+        (lambda ctx_, state_, claimant_, node=None, removed=None: fits_deferred_pod(ctx_, state_, claimant_, node,
+                                                                                   removed, queued))
+    candidate, victims = select_victims(ctx, state, claimant, state.pods[claimant].node, fits)
     return and_(eligible, candidate), victims
+
+
+def abort_deferred_cycle(ctx: Context, state: State):
+    """Beta (``queued_pod_copy: refreshed-from-cache``): the popped Deferred pod is swapped for the
+    cache's copy, which is gone or no longer Deferred; the cycle aborts and calls
+    SchedulingQueue.Done, and the pod leaves the queue without requeueing (KEP-5836 beta 'Conflicting
+    Sources of Truth for the Pod'). Only with the stale view can the two copies differ."""
+    if ctx.variant.scheduler_view != "stale" or ctx.variant.queued_pod_copy != "refreshed-from-cache":
+        return
+    view = scheduler_view(ctx, state)
+    for claimant in ctx.pod_range:
+        popped = _popped_copy(ctx, state, claimant)
+        guard = and_(at_head(ctx, view, claimant), is_deferred(popped), not_(is_deferred(view.pods[claimant])))
+        if is_false(guard):
+            continue
+        yield Action("AbortDeferredCycle", (("pod", ctx.names[claimant]),)), guard, \
+            set_pod(state, claimant, queue=Queue.NOT_QUEUED)
 
 
 def park_deferred_pod(ctx: Context, state: State):
@@ -237,7 +310,7 @@ def park_deferred_pod(ctx: Context, state: State):
     park``; reference §4.4, §7.3 S-21)."""
     if ctx.variant.fitted_resize != "park":
         return
-    for claimant, base, fits in _deferred_cycles(ctx, state):
+    for claimant, base, fits, _ in _deferred_cycles(ctx, state):
         guard = and_(base, fits)
         if is_false(guard):
             continue
@@ -253,7 +326,7 @@ def bind_deferred_pod(ctx: Context, state: State):
     (``SchedulingQueue.AddOrActivate``, ``model/informer.py``)."""
     if ctx.variant.fitted_resize != "bind":
         return
-    for claimant, base, fits in _deferred_cycles(ctx, state):
+    for claimant, base, fits, _ in _deferred_cycles(ctx, state):
         guard = and_(base, fits)
         if is_false(guard):
             continue
@@ -281,16 +354,20 @@ def resize_claimant_fields(ctx: Context, state: State, claimant: int) -> dict:
 def preempt_for_resize(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod that does not fit: DefaultPreemption evicts victims on
     its own node; nominatedNodeName is never set in the alpha (reference §4.3 (5), (9), §7.3 S-1)."""
-    for claimant, base, fits in _deferred_cycles(ctx, state):
+    for claimant, base, fits, queued in _deferred_cycles(ctx, state):
         base = and_(base, not_(fits))
         if is_false(base):
             continue
-        candidate, victims = _resize_victims(ctx, state, claimant)
+        view = scheduler_view(ctx, state)
+        candidate, victims = _resize_victims(ctx, view, claimant, queued)
         guard = and_(base, candidate)
         if is_false(guard):
             continue
-        changes = _evict(ctx, state, claimant, state.pods[claimant].node, victims)
-        changes.append((claimant, True, resize_claimant_fields(ctx, state, claimant)))
+        changes = _evict(ctx, state, claimant, view.pods[claimant].node, victims)
+        fields = resize_claimant_fields(ctx, view, claimant)
+        if queued is not None:  # it preempted for the larger of the two copies' requests
+            fields["promised"] = vmax(fields["promised"], queued)
+        changes.append((claimant, True, fields))
         yield Action("PreemptForResize", (("pod", ctx.names[claimant]),)), guard, update(state, changes)
 
 
@@ -298,11 +375,11 @@ def resize_unschedulable(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod that does not fit and cannot preempt (no strictly
     lower-priority victims that suffice, preemptionPolicy Never, or the double-preemption guard):
     it waits in the unschedulable pool (reference §4.3 (5), §7.3 S-3)."""
-    for claimant, base, fits in _deferred_cycles(ctx, state):
+    for claimant, base, fits, queued in _deferred_cycles(ctx, state):
         base = and_(base, not_(fits))
         if is_false(base):
             continue
-        candidate, _ = _resize_victims(ctx, state, claimant)
+        candidate, _ = _resize_victims(ctx, scheduler_view(ctx, state), claimant, queued)
         guard = and_(base, not_(candidate))
         if is_false(guard):
             continue

@@ -23,10 +23,23 @@ from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 from kepcheck.model.context import Context
 from kepcheck.model.state import NO_NODE, NO_POD, PodState, State
 
-__all__ = ["Leaf", "leaves", "flatten", "assemble", "VECTOR_FIELDS", "BOOL_FIELDS"]
+__all__ = ["Leaf", "leaves", "flatten", "assemble", "pod_fields", "VECTOR_FIELDS", "BOOL_FIELDS"]
 
-VECTOR_FIELDS = ("desired", "allocated", "actual", "promised", "assumed")
-BOOL_FIELDS = ("in_progress", "observed", "tracking")
+VECTOR_FIELDS = ("desired", "allocated", "actual", "promised", "assumed", "seen_desired", "seen_held")
+BOOL_FIELDS = ("in_progress", "observed", "tracking", "cache_ahead", "preempting")
+STALE_VIEW_FIELDS = ("seen_phase", "seen_node", "seen_desired", "seen_held", "seen_resize", "cache_ahead")
+ASYNC_PREEMPTION_FIELDS = ("evicting_for", "preempting")
+
+
+def pod_fields(ctx: Context) -> tuple:
+    """The ``PodState`` fields that are part of the context's states: the informer copy only with the
+    stale view, the calls in flight only with asynchronous preemption (None or empty otherwise)."""
+    left_out = set()
+    if ctx.variant.scheduler_view != "stale":
+        left_out.update(STALE_VIEW_FIELDS)
+    if ctx.variant.preemption_calls != "asynchronous":
+        left_out.update(ASYNC_PREEMPTION_FIELDS)
+    return tuple(field for field in fields(PodState) if field.name not in left_out)
 
 
 @dataclass(frozen=True)
@@ -52,7 +65,8 @@ def _pod_domains(ctx: Context) -> dict:
         return int(min(enum)), int(max(enum))
 
     return {"phase": span(Phase), "node": (NO_NODE, nodes - 1), "resize": span(ResizeReason), "queue": span(Queue),
-            "nominated": (NO_NODE, nodes - 1), "preempted_by": (NO_POD, pods - 1)}
+            "nominated": (NO_NODE, nodes - 1), "preempted_by": (NO_POD, pods - 1), "seen_phase": span(Phase),
+            "seen_node": (NO_NODE, nodes - 1), "seen_resize": span(ResizeReason), "evicting_for": (NO_POD, pods - 1)}
 
 
 def leaves(ctx: Context) -> tuple[Leaf, ...]:
@@ -61,7 +75,7 @@ def leaves(ctx: Context) -> tuple[Leaf, ...]:
     largest = [_largest(ctx, r) for r in range(ctx.width)]
     result = []
     for name in ctx.names:
-        for field in fields(PodState):
+        for field in pod_fields(ctx):
             if field.name in VECTOR_FIELDS:
                 result += [Leaf(f"{name}.{field.name}.{resource}", 0, largest[r])
                            for r, resource in enumerate(ctx.scenario.resources)]
@@ -82,7 +96,7 @@ def flatten(state: State) -> list:
         for value in pod:
             if isinstance(value, tuple):
                 values.extend(value)
-            else:
+            elif value is not None:  # None: a field the context's states do not have (``pod_fields``)
                 values.append(value)
     values.extend(state.retry_due)
     values.extend(state.env_used)
@@ -97,7 +111,7 @@ def assemble(ctx: Context, values) -> State:
     pods = []
     for _ in ctx.names:
         pod = {}
-        for field in fields(PodState):
+        for field in pod_fields(ctx):
             if field.name in VECTOR_FIELDS:
                 pod[field.name] = tuple(values[position:position + ctx.width])
                 position += ctx.width

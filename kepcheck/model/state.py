@@ -12,7 +12,11 @@ multi-container pods.
 
 Fields that are not Kubernetes API state are marked:
 * scheduler memory (lost on scheduler restart): ``queue``, ``assumed``, ``tracking``;
-* ghost (history for properties, never read by guards): ``promised``.
+* ghost (history for properties, never read by guards): ``promised``;
+* the scheduler's informer copy of the pod's API fields (``seen_*``, only with the stale view,
+  ``scheduler_view: stale``; None or empty otherwise, and then not part of the state's leaves);
+* a preemption DELETE call in flight (``evicting_for``, only with ``preemption_calls:
+  asynchronous``; None otherwise).
 ``preempted_by`` is the ``DisruptionTarget`` condition the scheduler sets on a victim (reference
 §3.3), with the preemptor's index recorded so that properties can name it.
 """
@@ -51,6 +55,19 @@ class _PodFields:
     promised: tuple = ()  # ghost: the resize size the scheduler evicted victims for (all zero: none)
     assumed: tuple = ()  # scheduler memory (reservation=assume): the size held in the cache (all zero: none)
     tracking: bool = False  # scheduler memory (in-memory guard): victims in flight are tracked
+    # stale view only: the scheduler's informer copy (cache and queue) of the API fields above
+    seen_phase: object = None
+    seen_node: object = None
+    seen_desired: tuple = ()
+    seen_held: tuple = ()  # max(allocated, actual): all of the two the scheduler's accounting reads
+    seen_resize: object = None
+    # stale view only: the scheduler's cache already has the API's version; its queue still has the copy
+    # above (the handler updates the cache first, then the queue: KEP-5836 'Conflicting Sources of Truth')
+    cache_ahead: object = None
+    # asynchronous preemption only: the preemptor whose DisruptionTarget/DELETE call for this pod is
+    # in flight (NO_POD: none); the preemptor's own calls in flight (PreEnqueue holds it back)
+    evicting_for: object = None
+    preempting: object = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +144,12 @@ def type_ok(state: State, pod_count: int, node_count: int, width: int) -> bool:
             if len(vector) != width or any(v < 0 for v in vector):
                 return False
         if len(pod.promised) != width or len(pod.assumed) != width:
+            return False
+        if pod.seen_phase is not None and (pod.seen_phase not in tuple(Phase) or pod.seen_resize not in tuple(ResizeReason)
+                                           or not NO_NODE <= pod.seen_node < node_count
+                                           or any(len(v) != width for v in (pod.seen_desired, pod.seen_held))):
+            return False
+        if pod.evicting_for is not None and not NO_POD <= pod.evicting_for < pod_count:
             return False
         if (pod.phase >= Phase.BOUND) != (pod.node != NO_NODE) and pod.phase != Phase.GONE and pod.phase != Phase.REJECTED:
             return False

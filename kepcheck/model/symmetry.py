@@ -27,6 +27,8 @@ __all__ = ["symmetry_classes", "make_representative"]
 
 
 def symmetry_classes(ctx: Context) -> list[tuple[int, ...]]:
+    if ctx.variant.preemption_calls == "asynchronous":
+        return []  # a call in flight names its preemptor (``evicting_for``): not renamed, so no reduction
     named = {event.pod for event in ctx.events if event.pod >= 0}
     groups: dict[tuple, list[int]] = {}
     for i, spec in enumerate(ctx.scenario.pods):
@@ -47,10 +49,8 @@ def make_representative(ctx: Context):
     def key(pod):
         return evolve(pod, preempted_by=-2) if pod.preempted_by in in_class else pod
 
-    def sort_key(pod):
-        k = key(pod)
-        return (k.phase, k.node, k.desired, k.allocated, k.actual, k.resize, k.in_progress, k.observed, k.queue,
-                k.nominated, k.preempted_by, k.promised, k.assumed, k.tracking)
+    def sort_key(pod):  # every field in order, as the compiled canonicalisation compares them
+        return tuple(key(pod))
 
     def representative(state: State) -> State:
         pods = state.pods

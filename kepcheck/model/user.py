@@ -13,6 +13,7 @@ from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 from kepcheck.model.context import Context
 from kepcheck.model.expr import and_, is_false, ite, not_, or_, veq, vzero
 from kepcheck.model.informer import startup_queue
+from kepcheck.model.views import seen_copy
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import Action, is_running, menu, set_pod, update, use_event, within_budget
 
@@ -35,13 +36,19 @@ def request_resize(ctx: Context, state: State):
         yield action, guard, after
 
 
+def _added_to_queue(ctx: Context) -> int:
+    """Where a new pending pod is as the API write happens: in activeQ at once with the synchronous
+    view; with the stale view not queued until the informer delivers it (the AddPod handler)."""
+    return Queue.NOT_QUEUED if ctx.variant.scheduler_view == "stale" else Queue.ACTIVE
+
+
 def create_pod(ctx: Context, state: State):
     """A controller creates a pending pod (an arrival of the scenario)."""
     for event_index, event in menu(ctx, "arrival"):
         guard = and_(within_budget(ctx, state, event_index), state.pods[event.pod].phase == Phase.ABSENT)
         if is_false(guard):
             continue
-        after = set_pod(use_event(state, event_index), event.pod, phase=Phase.PENDING, queue=Queue.ACTIVE)
+        after = set_pod(use_event(state, event_index), event.pod, phase=Phase.PENDING, queue=_added_to_queue(ctx))
         yield Action("CreatePod", (("pod", ctx.names[event.pod]),)), guard, after
 
 
@@ -54,8 +61,10 @@ def delete_pod(ctx: Context, state: State):
                      or_(pending, pod.phase == Phase.BOUND, pod.phase == Phase.RUNNING))
         if is_false(guard):
             continue
-        after = set_pod(use_event(state, event_index), event.pod, phase=ite(pending, Phase.GONE, Phase.TERMINATING),
-                        queue=Queue.NOT_QUEUED, nominated=ite(pending, NO_NODE, pod.nominated))
+        fields = dict(phase=ite(pending, Phase.GONE, Phase.TERMINATING), nominated=ite(pending, NO_NODE, pod.nominated))
+        if ctx.variant.scheduler_view != "stale":  # with the stale view the queue learns at delivery
+            fields["queue"] = Queue.NOT_QUEUED
+        after = set_pod(use_event(state, event_index), event.pod, **fields)
         yield Action("DeletePod", (("pod", ctx.names[event.pod]),)), guard, after
 
 
@@ -63,17 +72,32 @@ def recreate_pod(ctx: Context, state: State):
     """A controller recreates a pod that is gone (evicted, deleted) under the same name, as a
     StatefulSet does: a new pending pod at the declared requests, in activeQ, with nothing of the
     old one's status (DESIGN.md §2, environment). Each recreation of the menu happens at most once,
-    so evictions stay finite and the liveness properties are checked where they are not final."""
+    so evictions stay finite and the liveness properties are checked where they are not final. With
+    asynchronous preemption a preemption call still in flight for the old pod completes first (it
+    names the old pod's UID; the model has no UIDs, so it orders the two instead)."""
     for event_index, event in menu(ctx, "recreation"):
         guard = and_(within_budget(ctx, state, event_index), state.pods[event.pod].phase == Phase.GONE)
+        if ctx.variant.preemption_calls == "asynchronous":  # a call for the old pod (its UID) is done first
+            guard = and_(guard, state.pods[event.pod].evicting_for == NO_POD)
         if is_false(guard):
             continue
         zero = vzero(ctx.width)
         after = set_pod(use_event(state, event_index), event.pod, phase=Phase.PENDING, node=NO_NODE,
                         desired=ctx.scenario.pods[event.pod].requests, allocated=zero, actual=zero,
-                        resize=ResizeReason.NONE, in_progress=False, observed=True, queue=Queue.ACTIVE,
+                        resize=ResizeReason.NONE, in_progress=False, observed=True, queue=_added_to_queue(ctx),
                         nominated=NO_NODE, preempted_by=NO_POD, promised=zero, assumed=zero, tracking=False)
         yield Action("RecreatePod", (("pod", ctx.names[event.pod]),)), guard, after
+
+
+def _restarted(ctx: Context, pod, zero) -> dict:
+    """What a restarted scheduler has for a pod: a fresh informer copy (it lists every pod), the
+    start-up queue, no memory; preemption calls the old process had in flight are lost with it."""
+    fields = dict(queue=startup_queue(ctx, pod), assumed=zero, tracking=False)
+    if ctx.variant.scheduler_view == "stale":
+        fields.update(seen_copy(pod))
+    if ctx.variant.preemption_calls == "asynchronous":
+        fields.update(evicting_for=NO_POD, preempting=False)
+    return fields
 
 
 def restart_scheduler(ctx: Context, state: State):
@@ -84,8 +108,5 @@ def restart_scheduler(ctx: Context, state: State):
         if is_false(guard):
             continue
         zero = vzero(ctx.width)
-        changes = [
-            (i, True, dict(queue=startup_queue(ctx, pod), assumed=zero, tracking=False))
-            for i, pod in enumerate(state.pods)
-        ]
+        changes = [(i, True, _restarted(ctx, pod, zero)) for i, pod in enumerate(state.pods)]
         yield Action("RestartScheduler"), guard, update(use_event(state, event_index), changes)

@@ -22,27 +22,119 @@ used only for scoring.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from kepcheck.spec.vocabulary import Phase, ResizeReason
 
 from kepcheck.model.accounting import (
     combine_totals, deferred_fit_delta, kubelet_other_pod_requests, kubelet_resizing_pod_requests,
 )
 from kepcheck.model.context import Context, overridable
-from kepcheck.model.expr import and_, is_false, ite, not_, or_, pick, vadd, vle, vmax, vsub, vsum_where
-from kepcheck.model.memo import node_local, of_values
-from kepcheck.model.state import PodState, State
+from kepcheck.model.expr import and_, is_false, ite, not_, or_, pick, vadd, veq, vle, vmax, vsub, vsum_where
+from kepcheck.model.memo import node_local, of_values, per_state
+from kepcheck.model.state import NO_POD, PodState, State, evolve
 
 __all__ = [
     "assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint",
     "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint",
     "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "kubelet_free",
-    "allocatable_of",
+    "allocatable_of", "SEEN_FIELDS", "seen_copy", "queued_copy", "cached_copy", "scheduler_view", "update_undelivered",
+    "api_unchanged", "leaving",
 ]
+
+
+# The API fields the scheduler's informer copies, and the field of ``PodState`` that holds each copy.
+# Of allocated and actual the scheduler's accounting reads only max(allocated, actual) (reference §1.2:
+# max(desired, allocated, actual), Infeasible ignoring desired), so the copy holds that one vector: an
+# update that changes neither is one the scheduler cannot tell from no update.
+SEEN_FIELDS = (("phase", "seen_phase"), ("node", "seen_node"), ("desired", "seen_desired"), ("resize", "seen_resize"))
+
+
+def seen_copy(pod: PodState) -> dict:
+    """The ``seen_*`` fields of a copy of the pod as the API has it now (a delivery, or the scheduler's
+    own write), cache and queue alike."""
+    fields = {seen: getattr(pod, api) for api, seen in SEEN_FIELDS}
+    fields.update(seen_held=vmax(pod.allocated, pod.actual), cache_ahead=False)
+    return fields
+
+
+def queued_copy(pod: PodState) -> PodState:
+    """The pod as the scheduler's queue has it (the copy last delivered to the queue): its API fields
+    replaced by the copy (allocated and actual both by their maximum); what the scheduler keeps itself
+    (queue, nomination, promises) as it is."""
+    if type(pod.phase) is int:
+        return _queued_copy_of_values(pod)
+    return _queued_copy(pod)
+
+
+@lru_cache(maxsize=1 << 16)
+def _queued_copy_of_values(pod: PodState) -> PodState:
+    return _queued_copy(pod)
+
+
+def _queued_copy(pod: PodState) -> PodState:
+    return evolve(pod, allocated=pod.seen_held, actual=pod.seen_held,
+                  **{api: getattr(pod, seen) for api, seen in SEEN_FIELDS})
+
+
+def cached_copy(pod: PodState) -> PodState:
+    """The pod as the scheduler's cache (NodeInfo) has it: the queue's copy, or the API's version once
+    the cache has it and the queue not yet (``cache_ahead``)."""
+    queued = queued_copy(pod)
+    if pod.cache_ahead is False:
+        return queued
+    held = vmax(pod.allocated, pod.actual)
+    api = dict(allocated=held, actual=held, **{name: getattr(pod, name) for name, _ in SEEN_FIELDS})
+    return evolve(queued, **{name: ite(pod.cache_ahead, value, getattr(queued, name)) for name, value in api.items()})
+
+
+@per_state
+def scheduler_view(ctx: Context, state: State) -> State:
+    """The state as the kube-scheduler's cache sees it: with the stale view (``scheduler_view: stale``)
+    every pod as its informer last delivered it to the cache, else the state itself (DESIGN.md §3).
+    The scheduler's guards, fits and victim choices are computed on this view (a Deferred pod's own
+    requests may come from the queue's copy, ``queued_copy``); their effects go to the API state."""
+    if ctx.variant.scheduler_view != "stale":
+        return state
+    if ctx.variant.accounting == "allocated-only":
+        raise ValueError("the stale view keeps max(allocated, actual) only: not with allocated-only accounting")
+    return evolve(state, pods=tuple(cached_copy(pod) for pod in state.pods))
+
+
+def update_undelivered(pod: PodState):
+    """The API has a version of the pod the scheduler's queue has not received yet (its cache may have)."""
+    if type(pod.phase) is int:  # plain values: the same test, without building expressions
+        return (pod.phase != pod.seen_phase or pod.node != pod.seen_node or pod.desired != pod.seen_desired
+                or pod.resize != pod.seen_resize
+                or tuple(a if a >= b else b for a, b in zip(pod.allocated, pod.actual)) != pod.seen_held)
+    differs = [not_(veq(vmax(pod.allocated, pod.actual), pod.seen_held))]
+    for api, seen in SEEN_FIELDS:
+        now, copy = getattr(pod, api), getattr(pod, seen)
+        differs.append(not_(veq(now, copy)) if isinstance(now, tuple) else now != copy)
+    return or_(*differs)
+
+
+def api_unchanged(old: PodState, new: PodState):
+    """The step wrote none of the pod's API fields the scheduler copies."""
+    if old is new:
+        return True
+    same = [veq(vmax(old.allocated, old.actual), vmax(new.allocated, new.actual))]
+    for api, _ in SEEN_FIELDS:
+        a, b = getattr(old, api), getattr(new, api)
+        same.append(veq(a, b) if isinstance(a, tuple) else a == b)
+    return and_(*same)
 
 
 def assigned(pod: PodState):
     """Bound, running or terminating: counted on its node by the scheduler."""
     return and_(pod.phase >= Phase.BOUND, pod.phase <= Phase.TERMINATING)
+
+
+def leaving(pod: PodState):
+    """The pod is terminating, or a preemption call for it is in flight (asynchronous preemption)."""
+    if pod.evicting_for is None:
+        return pod.phase == Phase.TERMINATING
+    return or_(pod.phase == Phase.TERMINATING, pod.evicting_for != NO_POD)
 
 
 def admitted(pod: PodState):
@@ -126,22 +218,28 @@ def fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed=N
     return vle(vadd(used, pod.desired), ctx.allocatable[node])
 
 
-@node_local(lambda state, claimant, node=None, removed=None: (state.pods[claimant].node, None))
-def fits_deferred_pod(ctx: Context, state: State, claimant: int, node=None, removed=None):
+@node_local(lambda state, claimant, node=None, removed=None, queued=None: (state.pods[claimant].node, queued))
+def fits_deferred_pod(ctx: Context, state: State, claimant: int, node=None, removed=None, queued=None):
     """NodeResourcesFit for a Deferred pod on its own node (reference §4.4, §7.4 P-7; ``node`` is
     the pod's own, accepted so that this has the signature of ``fits_new_pod``).
 
     The pod is already in NodeInfo; the request checked is the excess of the queue copy over the
     cache copy, ``max(0, desired - cache footprint)``, against ``Allocatable - Requested``, for every
-    resource the pod requests. With a synchronous informer the queue copy equals the cache copy.
+    resource the pod requests. With a synchronous informer the queue copy equals the cache copy
+    (``queued`` None); with the stale view ``queued`` is the queue copy's requests, and a pod the
+    cache no longer has on the node is checked at its whole request.
     """
     pod = state.pods[claimant]
-    delta = deferred_fit_delta(pod.desired, scheduler_footprint(ctx, pod))
+    footprint = scheduler_footprint(ctx, pod)
+    if queued is not None:
+        footprint = ite(on_node(pod, pod.node), footprint, tuple(0 for _ in footprint))
+    desired = pod.desired if queued is None else queued
+    delta = deferred_fit_delta(desired, footprint)
     used = vadd(scheduler_requested(ctx, state, pod.node, removed, evaluating=claimant),
                 nominated_load(ctx, state, pod.node, ctx.priorities[claimant], claimant))
     need = vadd(used, delta)
     allocatable = allocatable_of(ctx, pod.node)
-    return and_(*(or_(pod.desired[r] == 0, need[r] <= allocatable[r]) for r in range(ctx.width)))
+    return and_(*(or_(desired[r] == 0, need[r] <= allocatable[r]) for r in range(ctx.width)))
 
 
 def kubelet_footprint(pod: PodState):

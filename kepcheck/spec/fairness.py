@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["FairnessGroup", "FAIRNESS_GROUPS", "DEFAULT_FAIRNESS", "fairness_group", "fair_action_names"]
+__all__ = ["FairnessGroup", "FAIRNESS_GROUPS", "DEFAULT_FAIRNESS", "fairness_group", "fair_action_names",
+           "groups_of_variant"]
 
 
 @dataclass(frozen=True)
@@ -20,16 +21,23 @@ class FairnessGroup:
     actions: tuple[str, ...]
     mechanism: str  # the real mechanism that makes the assumption reasonable
     ref: str
+    needs: tuple = ()  # ((decision, option), ...): the variants whose model has these actions at all
 
 
 FAIRNESS_GROUPS: tuple[FairnessGroup, ...] = (
     FairnessGroup("scheduler-cycle",
                   ("BindPod", "PreemptForPod", "PodUnschedulable", "ParkDeferredPod", "BindDeferredPod", "PreemptForResize",
-                   "ResizeUnschedulable"),
+                   "ResizeUnschedulable", "AbortDeferredCycle"),
                   "the scheduler keeps popping activeQ; backoff is at most 10 s", "reference §3.1, §7.4 P-8"),
     FairnessGroup("scheduler-flush", ("FlushUnschedulablePod",),
                   "pods left in the unschedulable pool for 5 minutes are flushed back to the queue",
                   "reference §3.1, §7.4 P-8"),
+    FairnessGroup("informer-delivery", ("DeliverPodUpdate", "UpdatePodInCache", "UpdatePodInSchedulingQueue"),
+                  "the scheduler's informer delivers every watch event, in order (stale view only)",
+                  "DESIGN.md §3 'scheduler view'", (("scheduler_view", "stale"),)),
+    FairnessGroup("preemption-calls", ("EvictVictim",),
+                  "the preemption goroutine's API calls complete (asynchronous preemption only)",
+                  "reference §3.1, §3.3 'Execution'", (("preemption_calls", "asynchronous"),)),
     FairnessGroup("kubelet-admission", ("AdmitPod", "RejectPod"),
                   "the kubelet admits or rejects every pod bound to its node", "reference §2.1"),
     FairnessGroup("kubelet-retry", ("RetryPendingResizes",),
@@ -55,3 +63,10 @@ def fairness_group(name: str) -> FairnessGroup:
 
 def fair_action_names(groups) -> frozenset[str]:
     return frozenset(action for name in groups for action in fairness_group(name).actions)
+
+
+def groups_of_variant(groups, variant) -> tuple[str, ...]:
+    """The groups whose actions the variant's model has (the others are vacuous there: a stale-view
+    group under a synchronous variant), in the given order."""
+    return tuple(name for name in groups
+                 if all(getattr(variant, field) == option for field, option in fairness_group(name).needs))

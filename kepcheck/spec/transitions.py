@@ -55,7 +55,16 @@ ACTIONS: tuple[ActionSpec, ...] = tuple(
                                    "leaves the queue (beta)"),
                ("PreemptForResize", "the restricted cycle of a Deferred pod evicts victims on its own node"),
                ("ResizeUnschedulable", "a Deferred resize that no victims can make room for waits in the pool"),
-               ("FlushUnschedulablePod", "the periodic flush moves a pod from the unschedulable pool to activeQ"))
+               ("FlushUnschedulablePod", "the periodic flush moves a pod from the unschedulable pool to activeQ"),
+               ("AbortDeferredCycle", "the cache's copy of a popped Deferred pod is gone or no longer Deferred: "
+                                      "the cycle aborts and the pod leaves the queue (beta)"),
+               ("DeliverPodUpdate", "the scheduler's informer delivers a pod's update to its cache, queue and "
+                                    "handlers (stale view)"),
+               ("UpdatePodInCache", "the handler puts a queued Deferred pod's update into the cache (stale view)"),
+               ("UpdatePodInSchedulingQueue", "the handler puts the update into the queue's copy and reacts "
+                                              "(stale view)"),
+               ("EvictVictim", "a preemption's DisruptionTarget and DELETE calls for one victim complete "
+                               "(asynchronous preemption)"))
     + _actions(Actor.KUBELET,
                ("AdmitPod", "the kubelet admits a bound pod that fits"),
                ("RejectPod", "the kubelet rejects a bound pod that does not fit (OutOfcpu/OutOfmemory)"),
@@ -101,6 +110,8 @@ TRANSITIONS: tuple[Transition, ...] = tuple(
     + _rows(Actor.SCHEDULER, "PreemptForResize", "self", "reference §4.3 (5), §4.4", ("Deferred", "Preempting"))
     + _rows(Actor.SCHEDULER, "PreemptForResize", "other", "reference §4.3 (5), §7.4 P-5",
             *((s, "Terminating") for s in _LIVE_ON_NODE), ("Nominated", "Pending"))
+    + _rows(Actor.SCHEDULER, "EvictVictim", "self", "reference §3.1 (asynchronous preemption), §3.3 'Execution'",
+            *((s, "Terminating") for s in _LIVE_ON_NODE))
     # --- kubelet --------------------------------------------------------------------------------
     + _rows(Actor.KUBELET, "AdmitPod", "self", "reference §2.1", ("Bound", "Running"))
     + _rows(Actor.KUBELET, "RejectPod", "self", "reference §2.1 (OutOfcpu / OutOfmemory)", ("Bound", "Rejected"))
@@ -114,6 +125,13 @@ TRANSITIONS: tuple[Transition, ...] = tuple(
             ("Superseded", "InProgress"), ("Superseded", "Deferred"), ("Superseded", "Preempting"),
             ("Superseded", "Running"),
         )
+    ]
+    + [
+        row
+        for action in ("RetryPendingResizes", "PeriodicRetryPendingResizes")
+        for row in _rows(Actor.KUBELET, action, "other", "DESIGN.md §3 stale view: the scheduler preempted for the "
+                         "resize on an old copy before it saw the new spec, which the kubelet now defers",
+                         ("ResizeRequested", "Preempting"))
     ]
     + _rows(Actor.KUBELET, "ActuateResize", "self", "reference §2.6", ("InProgress", "Running"))
     + _rows(Actor.KUBELET, "FinishTermination", "self", "reference §2.3 (pods_removed), KEP-5836 §Kubelet-Scheduler Preemption Interaction",

@@ -4,7 +4,8 @@ Each decision is a point the KEP or its review discusses (DESIGN.md §3; referen
 option of each decision is the v1.37 alpha as implemented (kubernetes/kubernetes PR #140000).
 A variant names one option per decision; ``alpha-1.37`` is the baseline.
 
-The last three decisions are the choices of the KEP's beta text (v1.38,
+``scheduler_view`` and ``preemption_calls`` say how asynchronous the scheduler is; the ``-stale``
+variants turn both on. The last four decisions are the choices of the KEP's beta text (v1.38,
 ``reference/upstream/kep-5836-README-beta.md``, listed in ``BETA-CHANGES.md``): ``beta-1.38`` takes
 the beta option of each, and of ``double_preemption_guard`` (the beta adopts the spec.nodeName
 check), so that any one of them can be switched back to the alpha option alone. Two beta changes
@@ -92,6 +93,31 @@ DECISIONS: tuple[Decision, ...] = (
         "reference §2.3",
     ),
     Decision(
+        "scheduler_view",
+        "when the scheduler sees a pod's updates",
+        ("synchronous", "stale"),
+        (
+            "its informer delivers every pod update in the step that writes it: cache, queue and handlers see the "
+            "API at once (the idealised view; every other variant uses it)",
+            "its informer delivers a pod's update later than the API write, in order (DeliverPodUpdate); cache and "
+            "queue keep the copy last delivered, except what the scheduler writes itself (assume on Bind). At most "
+            "one undelivered update per pod: later writes merge into it, so the handlers see old → newest",
+        ),
+        "DESIGN.md §3 'scheduler view'; KEP-1287 'Scheduler race'; reference §4.5; KEP-5836 'Conflicting Sources "
+        "of Truth for the Pod'",
+    ),
+    Decision(
+        "preemption_calls",
+        "when the preemption's API calls take effect",
+        ("atomic", "asynchronous"),
+        (
+            "the victims' DisruptionTarget and DELETE calls complete within the scheduling cycle",
+            "the calls run after the cycle, one step per victim (EvictVictim); DefaultPreemption's PreEnqueue keeps "
+            "the preemptor out of activeQ until its last call is done",
+        ),
+        "reference §3.1 (async preemption, PreEnqueue), §3.3 'Execution'",
+    ),
+    Decision(
         "fitted_resize",
         "a Deferred resize that fits in the scheduler's view",
         ("park", "bind"),
@@ -102,6 +128,19 @@ DECISIONS: tuple[Decision, ...] = (
             "the cache's max(desired, allocated, actual) keeps its room (beta)",
         ),
         "reference §4.3 (5), §4.4; KEP-5836 beta 'Handling Node Evaluation Results'",
+    ),
+    Decision(
+        "queued_pod_copy",
+        "which copy of a Deferred pod its cycle uses when the queue's and the cache's differ",
+        ("larger-of-copies", "refreshed-from-cache"),
+        (
+            "the popped (queue) copy: it is treated as Deferred, and NodeResourcesFit adds what its requests exceed "
+            "the cache copy's, max(0, queued − cached) (v1.37, adjustDeltasToAccomodateCacheDiscrepancy)",
+            "the cycle swaps the popped pod for the cache's copy; when that copy is gone or no longer Deferred the "
+            "cycle aborts and the pod is dropped from the queue without requeueing (beta)",
+        ),
+        "reference §4.4, §4.5; KEP-5836 'Conflicting Sources of Truth for the Pod' (alpha and beta), "
+        "'NodeResourcesFit Plugin: Calculating Resource Fit in the Filter Phase'",
     ),
     Decision(
         "scale_up_requeue",
@@ -144,7 +183,10 @@ class Variant:
     double_preemption_guard: str = "none"
     kubelet_measure: str = "desired"
     kubelet_order: str = "kubernetes"
+    scheduler_view: str = "synchronous"
+    preemption_calls: str = "atomic"
     fitted_resize: str = "park"
+    queued_pod_copy: str = "larger-of-copies"
     scale_up_requeue: str = "queueing-hint"
     opt_out_enforcement: str = "not-queued"
 
@@ -181,9 +223,17 @@ VARIANTS: tuple[Variant, ...] = (
             double_preemption_guard="node-name-as-nomination"),
     Variant("kubelet-fifo", "the kubelet retries pending resizes first come, first served", kubelet_order="fifo"),
     Variant("beta-1.38", "the design of the KEP-5836 beta text (v1.38): a fitted resize binds and leaves the queue, "
-            "AddOrActivate on same-node scale-ups, the spec.nodeName double-preemption guard, the opt-out in Filter",
+            "AddOrActivate on same-node scale-ups, the cycle refreshes the queued pod from the cache, the spec.nodeName "
+            "double-preemption guard, the opt-out in Filter",
             double_preemption_guard="node-name-as-nomination", fitted_resize="bind",
-            scale_up_requeue="add-or-activate", opt_out_enforcement="filter"),
+            queued_pod_copy="refreshed-from-cache", scale_up_requeue="add-or-activate", opt_out_enforcement="filter"),
+    Variant("alpha-1.37-stale", "alpha-1.37 with the scheduler's informer delivering pod updates late and the "
+            "preemption's API calls asynchronous", scheduler_view="stale", preemption_calls="asynchronous"),
+    Variant("beta-1.38-stale", "beta-1.38 with the scheduler's informer delivering pod updates late and the "
+            "preemption's API calls asynchronous", double_preemption_guard="node-name-as-nomination",
+            fitted_resize="bind", queued_pod_copy="refreshed-from-cache", scale_up_requeue="add-or-activate",
+            opt_out_enforcement="filter",
+            scheduler_view="stale", preemption_calls="asynchronous"),
 )
 
 

@@ -18,6 +18,11 @@ allocatable, which bounds the sizes a resizing pod can hold while its victims te
 has lower priority than its preemptor). The symbolic engine proves them together with that basis,
 assuming the invariants of ``STRENGTHENING``, after the catalog's state properties and before the
 step properties (``checks.induction.prove_lemmas``).
+
+All of them describe the synchronous scheduler (its queue and memory follow the API at once, a
+preemption's victims terminate in the cycle). For the stale view and asynchronous preemption
+(``-stale`` variants) none is stated yet: ``strengthening_applies`` is False there, and induction
+proves what it can without them (usually nothing: BMC still checks those variants).
 """
 
 
@@ -35,7 +40,12 @@ from kepcheck.model.strengthening.history import (
 )
 from kepcheck.model.strengthening.lemmas import reprieve_never_trades
 
-__all__ = ["STRENGTHENING", "PREEMPTION_LEMMAS", "LEMMA_BASIS", "size_options", "start_node"]
+__all__ = ["STRENGTHENING", "PREEMPTION_LEMMAS", "LEMMA_BASIS", "size_options", "start_node", "strengthening_applies"]
+
+
+def strengthening_applies(ctx) -> bool:
+    """The invariants below are stated for this context's variant (the synchronous scheduler)."""
+    return ctx.variant.scheduler_view == "synchronous" and ctx.variant.preemption_calls == "atomic"
 
 STRENGTHENING = {
     "FieldsInRange": fields_in_range,
