@@ -308,14 +308,7 @@ def park_deferred_pod(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod whose resize fits its node: Permit rejects it with
     "pod resize fits, waiting for Kubelet actuation" and it is parked (v1.37 ``fitted_resize:
     park``; reference §4.4, §7.3 S-21)."""
-    if ctx.variant.fitted_resize != "park":
-        return
-    for claimant, base, fits, _ in _deferred_cycles(ctx, state):
-        guard = and_(base, fits)
-        if is_false(guard):
-            continue
-        after = set_pod(state, claimant, queue=Queue.UNSCHEDULABLE)
-        yield Action("ParkDeferredPod", (("pod", ctx.names[claimant]),)), guard, after
+    yield from _fitted_resizes(ctx, state, "park", "ParkDeferredPod", Queue.UNSCHEDULABLE)
 
 
 def bind_deferred_pod(ctx: Context, state: State):
@@ -324,14 +317,18 @@ def bind_deferred_pod(ctx: Context, state: State):
     and the pod leaves the scheduling queue; the cache keeps its room (KEP-5836 beta 'Handling Node
     Evaluation Results', 'Summary of Scheduling Cycle Flow'). A same-node scale-up brings it back
     (``SchedulingQueue.AddOrActivate``, ``model/informer.py``)."""
-    if ctx.variant.fitted_resize != "bind":
+    yield from _fitted_resizes(ctx, state, "bind", "BindDeferredPod", Queue.NOT_QUEUED)
+
+
+def _fitted_resizes(ctx: Context, state: State, option: str, name: str, queue: int):
+    """The cycles of Deferred pods whose resize fits, under the variant's ``fitted_resize`` option."""
+    if ctx.variant.fitted_resize != option:
         return
     for claimant, base, fits, _ in _deferred_cycles(ctx, state):
         guard = and_(base, fits)
         if is_false(guard):
             continue
-        after = set_pod(state, claimant, queue=Queue.NOT_QUEUED)
-        yield Action("BindDeferredPod", (("pod", ctx.names[claimant]),)), guard, after
+        yield Action(name, (("pod", ctx.names[claimant]),)), guard, set_pod(state, claimant, queue=queue)
 
 
 @overridable
