@@ -142,3 +142,18 @@ def test_a_restart_loses_the_calls_in_flight_and_relists():
     assert get(ctx, after, "batch").evicting_for == NO_POD and not get(ctx, after, "web").preempting
     assert get(ctx, after, "batch").phase == Phase.RUNNING
     assert not any(update_undelivered(p) for p in after.pods)
+
+
+# --- the queue's timestamps (PrioritySort) ----------------------------------------------------------------
+
+def test_equal_priority_pods_leave_active_queue_by_timestamp():
+    """priority_sort.go ``Less``: equal priorities by ``Timestamp``; scheduling_queue.go
+    ``AddUnschedulableIfNotPresent`` refreshes it when a cycle fails, the flush keeps it. Two pods
+    added together tie (either first); the one that failed and was flushed back goes after the other."""
+    ctx, state = build([node("n1", "1")], [pod("a", "2", priority=5), pod("b", "2", priority=5)])
+    assert {"PodUnschedulable(pod=a)", "PodUnschedulable(pod=b)"} <= set(enabled(ctx, state))
+    state = run(ctx, state, "PodUnschedulable(pod=a)", "FlushUnschedulablePod(pod=a)")
+    assert get(ctx, state, "a").queued_at > get(ctx, state, "b").queued_at
+    assert "PodUnschedulable(pod=b)" in enabled(ctx, state) and "PodUnschedulable(pod=a)" not in enabled(ctx, state)
+    state = run(ctx, state, "PodUnschedulable(pod=b)")
+    assert "PodUnschedulable(pod=a)" in enabled(ctx, state)

@@ -133,7 +133,7 @@ def test_a_long_run_prints_progress_lines_on_stderr_when_it_is_a_file(tmp_path):
 def test_a_quick_run_leaves_stderr_empty():
     done = kepcheck("check", *SMALL)
     assert done.returncode == 0 and done.stderr == ""
-    assert "statistics: explicit: 1 scenario × variant run; 23 distinct states" in done.stdout
+    assert "statistics: explicit: 1 scenario × variant run; 31 distinct states" in done.stdout
 
 
 def test_reporter_lines_name_states_rate_depth_frontier_and_budget(capsys):

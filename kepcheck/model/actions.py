@@ -4,7 +4,8 @@
 the model tries them): the action ``PreemptForResize`` of the scheduler is the function
 ``preempt_for_resize`` of ``model/scheduler.py``, and likewise for the user's actions
 (``model/user.py``) and the kubelet's (``model/kubelet.py``). ``ACTOR_OF`` is the spec's actor of
-each action. After every effect the scheduler's event handlers run (``model/informer.py``).
+each action. After every effect the scheduler's event handlers run (``model/informer.py``) and the
+queue's timestamps are re-ranked (``model/queue_order.py``).
 
 Each action function takes ``(ctx, state)`` and yields ``(Action, guard, next_state)`` for every
 instance (``model/step.py``). On a concrete state a guard is a bool: ``next_steps`` yields the
@@ -24,6 +25,7 @@ from kepcheck.model.context import Context
 from kepcheck.model.expr import and_, implies, not_, or_
 from kepcheck.model.informer import scheduler_observes
 from kepcheck.model.memo import per_state
+from kepcheck.model.queue_order import stamped
 from kepcheck.model.views import api_unchanged, update_undelivered
 from kepcheck.model.state import State
 from kepcheck.model.step import Action, snake_case
@@ -46,7 +48,7 @@ def transitions(ctx: Context, state: State) -> Iterator[tuple[Action, object, St
     order. On a symbolic state the guards and successors are Z3 terms."""
     for action_function in NEXT:
         for action, guard, after in action_function(ctx, state):
-            after = scheduler_observes(ctx, state, after)
+            after = stamped(ctx, state, scheduler_observes(ctx, state, after))
             yield action, and_(guard, within_lag_bound(ctx, state, after)), after
 
 
@@ -55,7 +57,7 @@ def next_steps(ctx: Context, state: State) -> Iterator[tuple[Action, State]]:
     for action_function in NEXT:
         for action, guard, after in action_function(ctx, state):
             if guard is True:
-                after = scheduler_observes(ctx, state, after)
+                after = stamped(ctx, state, scheduler_observes(ctx, state, after))
                 if within_lag_bound(ctx, state, after):
                     yield action, after
             elif guard is not False:

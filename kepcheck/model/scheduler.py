@@ -1,8 +1,8 @@
 """The kube-scheduler's actions: scheduling cycles for pending pods and, with KEP-5836, the
 restricted cycle of a Deferred pod on its own node (reference §3, §4).
 
-A cycle pops the pod at the head of activeQ (``at_head``: PrioritySort; pods of equal priority in
-any order). A pending pod that fits is bound (``BindPod``); one that fits nowhere preempts
+A cycle pops the pod at the head of activeQ (``at_head``: PrioritySort; pods of equal priority by
+queue timestamp). A pending pod that fits is bound (``BindPod``); one that fits nowhere preempts
 (``PreemptForPod``: victims evicted, ``nominatedNodeName`` set) or waits in the unschedulable pool
 (``PodUnschedulable``). A Deferred pod whose resize fits in the scheduler's view is parked for the
 kubelet (``ParkDeferredPod``, v1.37) or passes a no-op Bind and leaves the queue (``BindDeferredPod``,
@@ -39,13 +39,26 @@ __all__ = ["at_head", "resize_preemption_eligible", "double_preemption_guard_all
 
 
 def at_head(ctx: Context, state: State, claimant: int):
-    """The next scheduling cycle may pop ``claimant``: it is in activeQ and no pod of higher
-    priority is (PrioritySort; pods of equal priority in any order)."""
+    """The next scheduling cycle may pop ``claimant``: it is in activeQ, no pod of higher priority
+    is, and no pod of equal priority with an earlier queue timestamp is (PrioritySort's Less:
+    priority, then ``QueuedPodInfo.Timestamp``; equal timestamps in either order; reference §3.1,
+    ``model/queue_order.py``)."""
     priority = ctx.priorities[claimant]
-    active = state.pods[claimant].queue == Queue.ACTIVE
+    pod = state.pods[claimant]
+    active = pod.queue == Queue.ACTIVE
     if is_false(active):
         return False
-    return and_(active, *(state.pods[j].queue != Queue.ACTIVE for j in ctx.pod_range if ctx.priorities[j] > priority))
+    if active is True and type(pod.queued_at) is int:  # plain values: the same test, directly
+        return not any(other.queue == Queue.ACTIVE and (ctx.priorities[j] > priority or (
+            ctx.priorities[j] == priority and other.queued_at < pod.queued_at)) for j, other in enumerate(state.pods))
+    ahead = []
+    for j in ctx.pod_range:
+        other = state.pods[j]
+        if ctx.priorities[j] > priority:
+            ahead.append(other.queue == Queue.ACTIVE)
+        elif ctx.priorities[j] == priority and j != claimant:
+            ahead.append(and_(other.queue == Queue.ACTIVE, other.queued_at < pod.queued_at))
+    return and_(active, *(not_(term) for term in ahead))
 
 
 def _victims_terminating_on(ctx: Context, state: State, claimant: int, node):

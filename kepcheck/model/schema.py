@@ -65,7 +65,8 @@ def _pod_domains(ctx: Context) -> dict:
         return int(min(enum)), int(max(enum))
 
     return {"phase": span(Phase), "node": (NO_NODE, nodes - 1), "resize": span(ResizeReason), "queue": span(Queue),
-            "nominated": (NO_NODE, nodes - 1), "preempted_by": (NO_POD, pods - 1), "seen_phase": span(Phase),
+            "nominated": (NO_NODE, nodes - 1), "preempted_by": (NO_POD, pods - 1), "queued_at": (0, pods - 1),
+            "seen_phase": span(Phase),
             "seen_node": (NO_NODE, nodes - 1), "seen_resize": span(ResizeReason), "evicting_for": (NO_POD, pods - 1)}
 
 

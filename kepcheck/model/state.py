@@ -55,6 +55,7 @@ class _PodFields:
     promised: tuple = ()  # ghost: the resize size the scheduler evicted victims for (all zero: none)
     assumed: tuple = ()  # scheduler memory (reservation=assume): the size held in the cache (all zero: none)
     tracking: bool = False  # scheduler memory (in-memory guard): victims in flight are tracked
+    queued_at: int = 0  # scheduler memory: the queue timestamp as a rank among queued pods (0 = oldest; ties allowed)
     # stale view only: the scheduler's informer copy (cache and queue) of the API fields above
     seen_phase: object = None
     seen_node: object = None
@@ -138,7 +139,7 @@ def type_ok(state: State, pod_count: int, node_count: int, width: int) -> bool:
             return False
         if not (NO_NODE <= pod.node < node_count and NO_NODE <= pod.nominated < node_count):
             return False
-        if not (NO_POD <= pod.preempted_by < pod_count):
+        if not (NO_POD <= pod.preempted_by < pod_count) or not 0 <= pod.queued_at < pod_count:
             return False
         for vector in (pod.desired, pod.allocated, pod.actual):
             if len(vector) != width or any(v < 0 for v in vector):

@@ -92,7 +92,7 @@ def recreate_pod(ctx: Context, state: State):
 def _restarted(ctx: Context, pod, zero) -> dict:
     """What a restarted scheduler has for a pod: a fresh informer copy (it lists every pod), the
     start-up queue, no memory; preemption calls the old process had in flight are lost with it."""
-    fields = dict(queue=startup_queue(ctx, pod), assumed=zero, tracking=False)
+    fields = dict(queue=startup_queue(ctx, pod), assumed=zero, tracking=False, queued_at=0)
     if ctx.variant.scheduler_view == "stale":
         fields.update(seen_copy(pod))
     if ctx.variant.preemption_calls == "asynchronous":
