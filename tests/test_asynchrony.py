@@ -157,3 +157,14 @@ def test_equal_priority_pods_leave_active_queue_by_timestamp():
     assert "PodUnschedulable(pod=b)" in enabled(ctx, state) and "PodUnschedulable(pod=a)" not in enabled(ctx, state)
     state = run(ctx, state, "PodUnschedulable(pod=b)")
     assert "PodUnschedulable(pod=a)" in enabled(ctx, state)
+
+
+def test_the_smallest_equal_priority_deadlock_still_fails():
+    """The smallest counterexample of the one-node sweep to DeferredResizeResolved (README finding 8,
+    scenario 17's shape at smaller sizes) is still one with the queue ordered by timestamp."""
+    from kepcheck.checks.explicit import check_explicit
+    from kepcheck.spec.properties import property_by_name
+    ctx, _ = build([node("n1", "3")], [deferred("a", "2", "1", priority=1), deferred("b", "2", "1", priority=1),
+                                       pod("c", "1", node="n1", priority=0)])
+    result, = check_explicit(ctx, [property_by_name("DeferredResizeResolved")])
+    assert result.verdict == "violated" and result.trace.loop is not None
