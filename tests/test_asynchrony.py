@@ -168,3 +168,21 @@ def test_the_smallest_equal_priority_deadlock_still_fails():
                                        pod("c", "1", node="n1", priority=0)])
     result, = check_explicit(ctx, [property_by_name("DeferredResizeResolved")])
     assert result.verdict == "violated" and result.trace.loop is not None
+
+
+# --- switching one beta choice back (``beta-1.38+decision=option``) -----------------------------------------
+
+def test_one_beta_choice_can_be_switched_back_without_editing_the_variants():
+    from kepcheck.checks.run import SelectionError, run_checks, select_variants
+    from kepcheck.spec.properties import property_by_name
+    from kepcheck.spec.scenarios import default_scenarios
+    variant, = select_variants(["beta-1.38+double_preemption_guard=none"])
+    assert variant.fitted_resize == "bind" and variant.double_preemption_guard == "none"
+    scenario = [s for s in default_scenarios() if s.name == "resize-superseded"]
+    run, = run_checks(scenario, [variant], [property_by_name("NoDoublePreemption")])
+    result, = run.results
+    assert result.verdict == "violated" and result.expected is None  # a derived variant has no expectation
+    for bad in ("beta-1.38+fitted=park", "beta-1.38+fitted_resize=parked", "beta-9+fitted_resize=park",
+                "allocated-only+scheduler_view=stale"):
+        with pytest.raises(SelectionError):
+            select_variants([bad])

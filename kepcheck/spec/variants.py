@@ -16,9 +16,9 @@ preempts for a resize (kubernetes/kubernetes #139996); the model has no kubelet-
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
-__all__ = ["Decision", "DECISIONS", "Variant", "VARIANTS", "variant_by_name"]
+__all__ = ["Decision", "DECISIONS", "Variant", "VARIANTS", "variant_by_name", "derived_variant"]
 
 
 @dataclass(frozen=True)
@@ -195,6 +195,9 @@ class Variant:
             value = getattr(self, decision.field)
             if value not in decision.options:
                 raise ValueError(f"variant {self.name}: {decision.field}={value!r} not in {decision.options}")
+        if self.scheduler_view == "stale" and self.accounting == "allocated-only":
+            raise ValueError(f"variant {self.name}: the stale view keeps max(allocated, actual) only, not the "
+                             f"allocation that allocated-only accounting reads")
 
     @property
     def gate_on(self) -> bool:
@@ -242,3 +245,31 @@ def variant_by_name(name: str) -> Variant:
         if variant.name == name:
             return variant
     raise KeyError(name)
+
+
+def derived_variant(name: str) -> Variant:
+    """A named variant with some decisions switched: ``beta-1.38+fitted_resize=park`` is ``beta-1.38``
+    with the alpha's parking (one ``+decision=option`` per switch), so that one choice can be switched
+    back without editing this file. ValueError (one line) for an unknown variant, decision or option."""
+    base_name, *switches = name.split("+")
+    try:
+        base = variant_by_name(base_name)
+    except KeyError:
+        raise ValueError(f"unknown variant {base_name!r} (known: {', '.join(v.name for v in VARIANTS)})") from None
+    changes = {}
+    fields_by_name = {d.field: d for d in DECISIONS}
+    for switch in switches:
+        field, _, option = switch.partition("=")
+        decision = fields_by_name.get(field)
+        if decision is None:
+            raise ValueError(f"variant {name!r}: unknown decision {field!r} (known: {', '.join(fields_by_name)})")
+        if option not in decision.options:
+            raise ValueError(f"variant {name!r}: {field} has no option {option!r} (options: {', '.join(decision.options)})")
+        changes[field] = option
+    if not changes:
+        return base
+    said = ", ".join(f"{field}={option}" for field, option in changes.items())
+    try:
+        return replace(base, name=name, description=f"{base.description}; switched: {said}", **changes)
+    except ValueError as error:
+        raise ValueError(str(error)) from None
