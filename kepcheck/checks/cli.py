@@ -86,8 +86,12 @@ def command_list(options) -> int:
     console = _console(sys.stdout)
     print_listing(console, "Scenarios", ("name", "description"),
                   ((s.name, s.description) for s in default_scenarios()))
-    print_listing(console, "Variants (first option of each decision = v1.37 alpha)", ["name"] + [d.field for d in DECISIONS],
-                  ((v.name, *(getattr(v, d.field) for d in DECISIONS)) for v in VARIANTS))
+    print_listing(console, "Decisions (first option = v1.37 alpha as implemented)", ("decision", "options"),
+                  ((d.field, " | ".join(d.options)) for d in DECISIONS))
+    print_listing(console, "Variants (the decisions where each differs from the v1.37 alpha; switch one with "
+                  "NAME+decision=option)", ("name", "differs from alpha-1.37"),
+                  ((v.name, ", ".join(f"{d.field}={getattr(v, d.field)}" for d in DECISIONS
+                                      if getattr(v, d.field) != d.options[0]) or "—") for v in VARIANTS))
     print_listing(console, "Properties", ("name", "kind", "meaning", "ref"),
                   ((p.name, p.kind + (" (step)" if p.scope == "step" else ""), p.meaning, p.ref) for p in PROPERTIES))
     print_listing(console, "Fairness groups (assumed weakly fair by the eventually-properties unless --fairness says "
