@@ -184,6 +184,30 @@ def test_two_workers_give_the_same_result(swept, tmp_path):
     assert _result_files(tmp_path / "two") == _result_files(swept)
 
 
+def test_a_local_two_worker_dask_cluster_gives_the_same_result(swept, tmp_path):
+    """Issue 17: the same sweep as tasks on a local Dask cluster of two worker processes."""
+    pytest.importorskip("distributed", reason="the optional 'distributed' extra is not installed")
+    assert main(["sweep", str(TINY), "-o", str(tmp_path / "dask"), "--cluster", "local:2"]) == 1
+    assert _result_files(tmp_path / "dask") == _result_files(swept)
+
+
+def test_a_running_dask_cluster_by_address_gives_the_same_result(swept, tmp_path):
+    """The same command against a cluster that was already running, by its scheduler's address."""
+    distributed = pytest.importorskip("distributed", reason="the optional 'distributed' extra is not installed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert main(["sweep", str(TINY), "-o", str(tmp_path / "remote"), "--cluster", cluster.scheduler_address]) == 1
+    assert _result_files(tmp_path / "remote") == _result_files(swept)
+
+
+@pytest.mark.parametrize("arguments,words", [(["--cluster", "nowhere"], "give local:N"),
+                                             (["--cluster", "local:0"], "between 1 and 256"),
+                                             (["--cluster", "local:2", "--workers", "2"], "exclude each other")])
+def test_bad_cluster_options_are_one_line_errors(tmp_path, capsys, arguments, words):
+    assert main(["sweep", str(TINY), "-o", str(tmp_path / "x"), *arguments]) == 2
+    error = capsys.readouterr().err.strip()
+    assert words in error and len(error.splitlines()) == 1
+
+
 def test_a_directory_holding_other_files_is_refused(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
     assert main(["sweep", str(TINY), "-o", str(tmp_path)]) == 2

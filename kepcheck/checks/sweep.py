@@ -16,8 +16,9 @@ violated property × variant the minimal scenario ``PROPERTY--VARIANT.yaml``, it
 ``.md`` and ITF file). The result depends only on the bounds, never on ``--workers`` or on
 interruptions.
 
-Left out (issue 17's next slice): distributed execution on a cluster; budgets per scenario other
-than ``--max-states`` and ``--timeout``.
+Execution: one process, ``--workers N`` local processes, or ``--cluster`` a Dask cluster
+(``checks/sweep_dask.py``). Left out (issue 17's next slice): one large exploration partitioned across
+workers; budgets per scenario other than ``--max-states`` and ``--timeout``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from kepcheck.checks.output import OutputError, atomic_directory, check_output_d
 from kepcheck.checks.progress import PLAIN_SECONDS
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace, replay
 from kepcheck.checks.sweep_bounds import SweepBounds, load_bounds
+from kepcheck.checks.sweep_dask import cluster_client, map_in_order
 from kepcheck.checks.sweep_space import Point, enumerate_points, point_document
 from kepcheck.checks.sweep_store import STORE_NAME, ResultStore, check_scenario
 from kepcheck.checks.trace_report import trace_markdown, write_itf
@@ -147,9 +149,10 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _checked(bounds: SweepBounds, points: list[Point], store: ResultStore, workers: int, budget: tuple,
+def _checked(bounds: SweepBounds, points: list[Point], store: ResultStore, workers: int | str, budget: tuple,
              progress: _Progress) -> dict[str, list[dict]]:
-    """Every point's records, from the store or checked now (in ``workers`` processes) and stored."""
+    """Every point's records, from the store or checked now and stored: in ``workers`` processes, or
+    as tasks on the Dask cluster ``workers`` names (``local:N`` or a scheduler address)."""
     pairs = {(v, p) for v in bounds.variants for p in bounds.properties}
     results, todo = {}, []
     for point in points:
@@ -166,6 +169,12 @@ def _checked(bounds: SweepBounds, points: list[Point], store: ResultStore, worke
 
     if workers == 1:
         _collect(todo, (check_scenario(*task) for task in tasks(todo)), store, results, progress)
+        return results
+    if isinstance(workers, str):
+        with cluster_client(workers) as client:
+            for start in range(0, len(todo), BATCH):
+                batch = todo[start:start + BATCH]
+                _collect(batch, map_in_order(client, check_scenario, *zip(*tasks(batch))), store, results, progress)
         return results
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_ignore_interrupts) as pool:
         try:
@@ -185,10 +194,11 @@ def _collect(todo, outcomes, store, results, progress) -> None:
         progress.update(progress.violations + sum(1 for r in records if r["verdict"] == VIOLATED))
 
 
-def run_sweep(bounds: SweepBounds, directory: Path, workers: int = 1, budget: tuple = (None, None),
+def run_sweep(bounds: SweepBounds, directory: Path, workers: int | str = 1, budget: tuple = (None, None),
               stream=None) -> tuple[list[Verdict], int, int]:
     """Sweep ``bounds`` with the store in ``directory``: (verdicts per variant × property, scenarios
-    checked, scenarios the loader refused)."""
+    checked, scenarios the loader refused). ``workers``: processes, or a Dask cluster (``local:N`` or
+    a scheduler address, ``checks/sweep_dask.py``)."""
     points, refused = sweep_points(bounds)
     progress = _Progress(stream if stream is not None else sys.stderr, len(points))
     try:
@@ -258,8 +268,10 @@ def command_sweep(options) -> int:
     except OutputError as error:
         raise UsageError(f"-o {error}") from None
     started = time.perf_counter()
-    verdicts, scenarios, refused = run_sweep(bounds, directory, options.workers or 1,
-                                             (options.max_states, options.timeout))
+    if options.cluster and options.workers:
+        raise UsageError("--workers and --cluster exclude each other (a cluster brings its own workers)")
+    executors = options.cluster or options.workers or 1
+    verdicts, scenarios, refused = run_sweep(bounds, directory, executors, (options.max_states, options.timeout))
     if not scenarios:
         raise UsageError(f"{options.bounds}: the bounds admit no scenario the loader accepts (nothing to check)")
     summary = write_result(bounds, verdicts, scenarios, directory / RESULT_DIR)
@@ -267,7 +279,8 @@ def command_sweep(options) -> int:
     print(f"{scenarios:,} scenarios" + (f" ({refused:,} refused by the loader, not checked)" if refused else ""))
     for verdict in verdicts:
         print(verdict.line(bounds))
-    print(f"{time.perf_counter() - started:.1f} s with {options.workers or 1} worker(s); results in {summary}")
+    where = f"Dask cluster {options.cluster}" if options.cluster else f"{options.workers or 1} worker(s)"
+    print(f"{time.perf_counter() - started:.1f} s with {where}; results in {summary}")
     say(f"kepcheck: wrote the sweep's result {summary}")
     if any(v.verdict == VIOLATED for v in verdicts):
         return EXIT_DIFFERS
@@ -281,5 +294,8 @@ def add_sweep_parser(sub) -> None:
     sweep.add_argument("-o", "--output", metavar="DIR", help="results store and result/ (default sweep-<name>); "
                        "a re-run with the same DIR continues an interrupted sweep")
     sweep.add_argument("--workers", type=int, metavar="N", help="processes checking scenarios (default 1)")
+    sweep.add_argument("--cluster", metavar="ADDRESS", help="run the scenarios as tasks on a Dask cluster: local:N "
+                       "(N local worker processes) or a scheduler address (tcp://HOST:8786); needs the optional "
+                       "'distributed' extra; the same results as --workers")
     sweep.add_argument("--max-states", type=int, metavar="N", help="state budget per scenario and variant")
     sweep.add_argument("--timeout", type=float, metavar="S", help="time budget per scenario and variant, seconds")
