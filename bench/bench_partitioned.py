@@ -5,8 +5,10 @@ search (issue 17): the same states, transitions, depth and verdicts, and the tim
 
 Default: ``bench/scenarios/bench-two-nodes-busy.yaml`` under ``alpha-1.37`` (every always- and
 sometimes-property), partitioned over ``local:2``. The single-process reference is the explicit
-engine's breadth-first search (``checks/search.explore``, interpreted core, no symmetry), the search
-the partitions reproduce layer by layer. Needs the optional 'distributed' extra. Prints one JSON line.
+engine's breadth-first search without symmetry on its vector core (``checks/hybrid.explore_kep``: the
+same states, transitions, depth and findings as the interpreted search, ``tests/test_vector.py``),
+the search the partitions reproduce layer by layer. Needs the optional 'distributed' extra. Prints
+one JSON line.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
 from kepcheck.spec.scenarios import load_scenario
 from kepcheck.spec.variants import derived_variant
 from kepcheck.checks.partitioned import explore_partitioned
-from kepcheck.checks.search import explore, kep_system
+from kepcheck.checks.hybrid import explore_kep
 from kepcheck.model.context import Context
 
 BENCH = Path(__file__).parent / "scenarios" / "bench-two-nodes-busy.yaml"
@@ -35,7 +37,7 @@ def main() -> None:
     scenario = load_scenario(options.scenario)
     properties = [p for p in PROPERTIES if p.kind in (ALWAYS, SOMETIMES)]
     started = time.perf_counter()
-    single = explore(kep_system(Context.build(scenario, derived_variant(options.variant)), properties))
+    single = explore_kep(Context.build(scenario, derived_variant(options.variant)), properties, hand_over_at=0)
     single_seconds = time.perf_counter() - started
     started = time.perf_counter()
     split = explore_partitioned(scenario, options.variant, properties, options.cluster)

@@ -88,16 +88,17 @@ class Partition:
             return self._expand()
 
     def _expand(self) -> list[list]:
-        routed = [[] for _ in range(self.count)]
+        routed = [{} for _ in range(self.count)]  # per owner, each successor once (dicts keep the order)
         for state in self.frontier:
             for action, after in next_steps(self.ctx, state):
                 self.transitions += 1
                 for name, always, predicate in self.step_properties:
                     if name not in self.decided and bool(predicate(self.ctx, state, action, after)) != always:
                         self.decided.add(name)
-                routed[owner(after, self.count)].append(after)
+                routed[owner(after, self.count)][after] = None
         self.frontier = []
-        return routed
+        return [[state for state in batch if state not in self.visited] if i == self.index else list(batch)
+                for i, batch in enumerate(routed)]
 
     def summary(self) -> tuple[int, int, set]:
         return len(self.visited), self.transitions, self.decided
