@@ -35,7 +35,7 @@ ALWAYS_PROPERTIES = [p for p in PROPERTIES if p.kind == ALWAYS]
 
 # Every default scenario under every synchronous variant, and a sample under the stale ones (whose
 # unrollings are deeper and wider: resize-superseded alone takes a minute there).
-SYNCHRONOUS = [v.name for v in VARIANTS if v.scheduler_view == "synchronous" and v.preemption_calls == "atomic"]
+SYNCHRONOUS = [v.name for v in VARIANTS if v.synchronous]
 MATRIX = [(s, v) for v in SYNCHRONOUS for s in SCENARIOS] + [
     ("later-competing-resize", "alpha-1.37-stale"), ("higher-priority-arrival", "beta-1.38-stale")]
 HOLDING_DEPTH = 3  # BMC depth for a scenario where the explicit engine finds no violation at all

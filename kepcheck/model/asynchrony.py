@@ -24,7 +24,7 @@ from kepcheck.model.context import Context
 from kepcheck.model.expr import and_, is_false, not_, or_
 from kepcheck.model.informer import delivered, queued_deferred_copy
 from kepcheck.model.state import NO_POD, State
-from kepcheck.model.step import Action, set_pod, update
+from kepcheck.model.step import Action, queue_seen_at_once, set_pod, update
 from kepcheck.model.views import update_undelivered
 
 __all__ = ["deliver_pod_update", "update_pod_in_cache", "update_pod_in_scheduling_queue", "evict_victim"]
@@ -84,9 +84,8 @@ def evict_victim(ctx: Context, state: State):
         if is_false(guard):
             continue
         live = or_(victim.phase == Phase.BOUND, victim.phase == Phase.RUNNING)
-        evicted = dict(phase=Phase.TERMINATING, preempted_by=victim.evicting_for)
-        if ctx.variant.scheduler_view != "stale":
-            evicted["queue"] = Queue.NOT_QUEUED
+        evicted = dict(phase=Phase.TERMINATING, preempted_by=victim.evicting_for,
+                       **queue_seen_at_once(ctx, Queue.NOT_QUEUED))
         changes = [(v, live, evicted), (v, True, dict(evicting_for=NO_POD))]
         for c, preemptor in enumerate(state.pods):  # the preemptor's last call: it is no longer preempting
             last = and_(victim.evicting_for == c,

@@ -28,7 +28,7 @@ from kepcheck.model.informer import released_from_unschedulable_pool
 from kepcheck.model.memo import per_state
 from kepcheck.model.preemption import chosen_node, select_victims
 from kepcheck.model.state import NO_NODE, NO_POD, State
-from kepcheck.model.step import Action, is_deferred, set_pod, update
+from kepcheck.model.step import Action, is_deferred, queue_seen_at_once, set_pod, update
 from kepcheck.model.views import fits_deferred_pod, fits_new_pod, queued_copy, scheduler_view
 
 __all__ = ["at_head", "resize_preemption_eligible", "double_preemption_guard_allows", "resize_claimant_fields",
@@ -172,9 +172,7 @@ def _evict(ctx: Context, state: State, claimant: int, node, victims: dict) -> li
             issued.append(live)
             fields = dict(evicting_for=claimant)
         else:
-            fields = dict(phase=Phase.TERMINATING, preempted_by=claimant)
-            if ctx.variant.scheduler_view != "stale":  # with the stale view the queue learns at delivery
-                fields["queue"] = Queue.NOT_QUEUED
+            fields = dict(phase=Phase.TERMINATING, preempted_by=claimant, **queue_seen_at_once(ctx, Queue.NOT_QUEUED))
         if not is_false(live):
             changes.append((victim, live, fields))
     if asynchronous:

@@ -18,7 +18,7 @@ from kepcheck.model.expr import and_, ite, not_, or_
 from kepcheck.model.state import PodState, State, evolve
 
 __all__ = ["Action", "snake_case", "guarded", "update", "set_pod", "mark_retry_due", "within_budget", "use_event", "menu",
-           "is_running", "is_deferred"]
+           "is_running", "is_deferred", "queue_seen_at_once"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +102,10 @@ def is_running(pod: PodState):
 
 def is_deferred(pod: PodState):
     return and_(pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
+
+
+def queue_seen_at_once(ctx, queue: int) -> dict:
+    """``{"queue": queue}`` when the scheduler's handlers see an API write in the step that makes it
+    (synchronous view), else nothing: with the stale view the queue learns of it at the delivery
+    (``model/informer.delivered``)."""
+    return {} if ctx.variant.scheduler_view == "stale" else {"queue": queue}

@@ -15,7 +15,9 @@ from kepcheck.model.expr import and_, is_false, ite, not_, or_, veq, vzero
 from kepcheck.model.informer import startup_queue
 from kepcheck.model.views import seen_copy
 from kepcheck.model.state import NO_NODE, NO_POD, State
-from kepcheck.model.step import Action, is_running, menu, set_pod, update, use_event, within_budget
+from kepcheck.model.step import (
+    Action, is_running, menu, queue_seen_at_once, set_pod, update, use_event, within_budget,
+)
 
 __all__ = ["request_resize", "create_pod", "delete_pod", "restart_scheduler"]
 
@@ -61,10 +63,8 @@ def delete_pod(ctx: Context, state: State):
                      or_(pending, pod.phase == Phase.BOUND, pod.phase == Phase.RUNNING))
         if is_false(guard):
             continue
-        fields = dict(phase=ite(pending, Phase.GONE, Phase.TERMINATING), nominated=ite(pending, NO_NODE, pod.nominated))
-        if ctx.variant.scheduler_view != "stale":  # with the stale view the queue learns at delivery
-            fields["queue"] = Queue.NOT_QUEUED
-        after = set_pod(use_event(state, event_index), event.pod, **fields)
+        after = set_pod(use_event(state, event_index), event.pod, phase=ite(pending, Phase.GONE, Phase.TERMINATING),
+                        nominated=ite(pending, NO_NODE, pod.nominated), **queue_seen_at_once(ctx, Queue.NOT_QUEUED))
         yield Action("DeletePod", (("pod", ctx.names[event.pod]),)), guard, after
 
 

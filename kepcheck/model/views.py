@@ -38,7 +38,7 @@ __all__ = [
     "assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint",
     "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint",
     "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "kubelet_free",
-    "allocatable_of", "SEEN_FIELDS", "seen_copy", "queued_copy", "cached_copy", "scheduler_view", "update_undelivered",
+    "allocatable_of", "SEEN_FIELDS", "api_copy", "seen_copy", "queued_copy", "cached_copy", "scheduler_view", "update_undelivered",
     "api_unchanged", "leaving",
 ]
 
@@ -48,6 +48,13 @@ __all__ = [
 # max(desired, allocated, actual), Infeasible ignoring desired), so the copy holds that one vector: an
 # update that changes neither is one the scheduler cannot tell from no update.
 SEEN_FIELDS = (("phase", "seen_phase"), ("node", "seen_node"), ("desired", "seen_desired"), ("resize", "seen_resize"))
+
+
+def api_copy(pod: PodState) -> dict:
+    """What the scheduler's informer copies of a pod as the API has it now, by ``PodState`` field
+    (allocated and actual both by their maximum, ``held``)."""
+    held = vmax(pod.allocated, pod.actual)
+    return dict(allocated=held, actual=held, **{api: getattr(pod, api) for api, _ in SEEN_FIELDS})
 
 
 def seen_copy(pod: PodState) -> dict:
@@ -83,9 +90,8 @@ def cached_copy(pod: PodState) -> PodState:
     queued = queued_copy(pod)
     if pod.cache_ahead is False:
         return queued
-    held = vmax(pod.allocated, pod.actual)
-    api = dict(allocated=held, actual=held, **{name: getattr(pod, name) for name, _ in SEEN_FIELDS})
-    return evolve(queued, **{name: ite(pod.cache_ahead, value, getattr(queued, name)) for name, value in api.items()})
+    return evolve(queued, **{name: ite(pod.cache_ahead, value, getattr(queued, name))
+                             for name, value in api_copy(pod).items()})
 
 
 @per_state
@@ -94,10 +100,8 @@ def scheduler_view(ctx: Context, state: State) -> State:
     every pod as its informer last delivered it to the cache, else the state itself (DESIGN.md §3).
     The scheduler's guards, fits and victim choices are computed on this view (a Deferred pod's own
     requests may come from the queue's copy, ``queued_copy``); their effects go to the API state."""
-    if ctx.variant.scheduler_view != "stale":
+    if ctx.variant.scheduler_view != "stale":  # (not with allocated-only accounting: spec/variants.Variant)
         return state
-    if ctx.variant.accounting == "allocated-only":
-        raise ValueError("the stale view keeps max(allocated, actual) only: not with allocated-only accounting")
     return evolve(state, pods=tuple(cached_copy(pod) for pod in state.pods))
 
 
@@ -107,22 +111,18 @@ def update_undelivered(pod: PodState):
         return (pod.phase != pod.seen_phase or pod.node != pod.seen_node or pod.desired != pod.seen_desired
                 or pod.resize != pod.seen_resize
                 or tuple(a if a >= b else b for a, b in zip(pod.allocated, pod.actual)) != pod.seen_held)
-    differs = [not_(veq(vmax(pod.allocated, pod.actual), pod.seen_held))]
-    for api, seen in SEEN_FIELDS:
-        now, copy = getattr(pod, api), getattr(pod, seen)
-        differs.append(not_(veq(now, copy)) if isinstance(now, tuple) else now != copy)
-    return or_(*differs)
+    return not_(_same_copy(api_copy(pod), api_copy(queued_copy(pod))))
 
 
 def api_unchanged(old: PodState, new: PodState):
     """The step wrote none of the pod's API fields the scheduler copies."""
     if old is new:
         return True
-    same = [veq(vmax(old.allocated, old.actual), vmax(new.allocated, new.actual))]
-    for api, _ in SEEN_FIELDS:
-        a, b = getattr(old, api), getattr(new, api)
-        same.append(veq(a, b) if isinstance(a, tuple) else a == b)
-    return and_(*same)
+    return _same_copy(api_copy(old), api_copy(new))
+
+
+def _same_copy(a: dict, b: dict):
+    return and_(*(veq(a[name], b[name]) if isinstance(a[name], tuple) else a[name] == b[name] for name in a))
 
 
 def assigned(pod: PodState):

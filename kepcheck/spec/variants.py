@@ -203,6 +203,11 @@ class Variant:
     def gate_on(self) -> bool:
         return self.resize_preemption == "on"
 
+    @property
+    def synchronous(self) -> bool:
+        """The scheduler sees every update at once and its preemption's calls complete in the cycle."""
+        return self.scheduler_view == "synchronous" and self.preemption_calls == "atomic"
+
     def options(self) -> dict[str, str]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("name", "description")}
 

@@ -45,7 +45,7 @@ __all__ = ["STRENGTHENING", "PREEMPTION_LEMMAS", "LEMMA_BASIS", "size_options", 
 
 def strengthening_applies(ctx) -> bool:
     """The invariants below are stated for this context's variant (the synchronous scheduler)."""
-    return ctx.variant.scheduler_view == "synchronous" and ctx.variant.preemption_calls == "atomic"
+    return ctx.variant.synchronous
 
 STRENGTHENING = {
     "FieldsInRange": fields_in_range,
