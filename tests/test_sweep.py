@@ -36,6 +36,8 @@ BASE = {"name": "b", "nodes": 1, "podsPerNode": "1..2", "resources": {"cpu": {"a
     ({"resources": {"cpu": {"allocatable": 2}}}, "resources.cpu.sizes"),
     ({"priorities": [0, 0]}, "priorities"),
     ({"initialResize": ["Infeasible"]}, "initialResize[0]"),
+    ({"deferredPods": "0..1"}, "deferredPods"),
+    ({"initialResize": ["none", "Deferred"], "deferredPods": "2..1"}, "deferredPods"),
     ({"environment": {"events": ["restart"]}}, "environment.events[0]"),
     ({"environment": {"maxEvents": 1}}, "environment.maxEvents"),
     ({"variants": ["alpha-9"]}, "variants[0]"),
@@ -64,6 +66,20 @@ def test_the_enumeration_matches_a_hand_count():
     bounds = parse_bounds(BASE)
     assert len(enumerate_points(bounds)) == 7
     assert len(enumerate_points(bounds, ordered_classes=False)) == 8
+
+
+def test_deferred_pods_bounds_how_many_pods_start_deferred():
+    """1 node of cpu 2, 1–2 pods of cpu 1..2 at priority 0, none or Deferred from 1 to 2 (D): by hand,
+    one pod 1, 2 or D; two pods 1+1, 1+D, D+1 (equal priorities: both ages), D+D — 7 in all, of which
+    ``deferredPods: 0`` keeps the 3 without D, ``0..1`` the 6 with at most one, ``1`` the 3 with one."""
+    base = {**BASE, "priorities": [0], "initialResize": ["none", "Deferred"]}
+    counts = {}
+    for deferred in (0, "0..1", 1, None):
+        bounds = parse_bounds({**base, "deferredPods": deferred} if deferred is not None else base)
+        points = enumerate_points(bounds)
+        counts[deferred] = len(points)
+        assert all(sum(1 for pod in p.pods if pod[5]) in bounds.deferred_pods for p in points)
+    assert counts == {0: 3, "0..1": 6, 1: 3, None: 7}
 
 
 def _labelled(bounds):

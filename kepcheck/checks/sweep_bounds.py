@@ -3,7 +3,8 @@
 A bounds file names ranges rather than values: how many nodes, how many pods per node and pending,
 the allocatable and pod sizes of each resource in model units (cpu in cores, memory in Gi), the
 priority levels, the ``preemptionPolicy`` values, the node opt-outs (``disableResizePreemption``),
-the initial resize condition (none, or a Deferred upsize), the environment's menu (the kinds of
+the initial resize condition (none, or a Deferred upsize) and how many pods may start with a
+Deferred one (``deferredPods``), the environment's menu (the kinds of
 user event: a resize of a pod to a size in range, an arrival, a deletion) and its budget
 (``maxEvents``), and the properties and variants to check. ``checks/sweep_space.py`` enumerates
 the scenarios within them. The format is in the README ("Sweeps").
@@ -38,7 +39,7 @@ INITIAL_RESIZES = ("none", "Deferred")
 MAX_RANGE = 16  # the largest value of any range: a sweep is meant for small scopes
 _RANGE = re.compile(r"(\d{1,2})\.\.(\d{1,2})")
 _TOP = {"name", "description", "nodes", "podsPerNode", "pendingPods", "pods", "resources", "priorities",
-        "preemptionPolicies", "optOuts", "initialResize", "environment", "variants", "properties"}
+        "preemptionPolicies", "optOuts", "initialResize", "deferredPods", "environment", "variants", "properties"}
 _RESOURCE = {"allocatable", "sizes"}
 _ENVIRONMENT = {"events", "maxEvents"}
 
@@ -77,6 +78,7 @@ class SweepBounds:
     preemption_policies: tuple[str, ...]
     opt_outs: tuple[bool, ...]
     initial_resizes: tuple[str, ...]
+    deferred_pods: Range  # how many declared pods start with a Deferred resize (when initialResize lists it)
     events: tuple[str, ...]  # the kinds of user event in the menu
     max_events: int
     variants: tuple[str, ...]
@@ -90,7 +92,11 @@ class SweepBounds:
         menu = "/".join(self.events) if self.events and self.max_events else "none"
         return (f"{self.name}: nodes {self.nodes}, pods {self.pods} ({self.pods_per_node} per node, "
                 f"{self.pending_pods} pending), {sizes}, priorities {list(self.priorities)}, "
-                f"initial resize {'/'.join(self.initial_resizes)}, events {menu} (at most {self.max_events})")
+                f"initial resize {'/'.join(self.initial_resizes)}{self._deferred()}, events {menu} "
+                f"(at most {self.max_events})")
+
+    def _deferred(self) -> str:
+        return f" ({self.deferred_pods} pods Deferred)" if "Deferred" in self.initial_resizes else ""
 
 
 def load_bounds(path: str | Path) -> SweepBounds:
@@ -120,13 +126,17 @@ def parse_bounds(document: Any, source: str = "<bounds>") -> SweepBounds:
     pods = reader.range(top.get("pods", f"1..{min(max(most, 1), MAX_RANGE)}"), "pods", 1)
     resources, allocatable, sizes = _read_resources(reader, top["resources"])
     events, max_events = _read_environment(reader, top.get("environment") or {})
+    initial_resizes = reader.choices(top.get("initialResize", ["none"]), "initialResize", INITIAL_RESIZES)
+    deferred = reader.range(top.get("deferredPods", f"0..{pods.high}"), "deferredPods", 0)
+    if "deferredPods" in top and "Deferred" not in initial_resizes:
+        reader.fail("deferredPods", "counts pods that start Deferred: it needs initialResize to list Deferred")
     return SweepBounds(
         name, description, nodes, per_node, pending, pods, resources, allocatable, sizes,
         priorities=reader.distinct(top["priorities"], "priorities", reader.priority),
         preemption_policies=reader.choices(top.get("preemptionPolicies", ["PreemptLowerPriority"]),
                                            "preemptionPolicies", PREEMPTION_POLICIES),
         opt_outs=reader.distinct(top.get("optOuts", [False]), "optOuts", reader.boolean),
-        initial_resizes=reader.choices(top.get("initialResize", ["none"]), "initialResize", INITIAL_RESIZES),
+        initial_resizes=initial_resizes, deferred_pods=deferred,
         events=events, max_events=max_events,
         variants=reader.choices(top.get("variants", ["alpha-1.37"]), "variants", tuple(v.name for v in VARIANTS)),
         properties=_read_properties(reader, top.get("properties", [ALWAYS, EVENTUALLY])), source=source)

@@ -116,6 +116,8 @@ def _clusters(bounds: SweepBounds, nodes: tuple, kinds: list, pending_kinds: lis
     per_node = [_node_loads(bounds, node, kinds) for node in nodes]
     for loads in product(*per_node):
         bound = [(k[0], k[1], n, k[2], k[3], k[4]) for n, load in enumerate(loads) for k in load]
+        if sum(1 for pod in bound if pod[5]) not in bounds.deferred_pods:
+            continue
         for count in bounds.pending_pods.values():
             if len(bound) + count not in bounds.pods:
                 continue
