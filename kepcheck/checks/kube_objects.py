@@ -35,6 +35,7 @@ from kepcheck.model.pod_requests import Container, Pod, pod_requests
 # Upstream's per-container fall-backs, reused rather than restated (no second formula):
 from kepcheck.model.pod_requests import _actual_requests, _allocated_requests, _minus_overhead
 from kepcheck.spec.limits import cut, shown
+from kepcheck.spec.qos import qos_class as pod_qos_class
 from kepcheck.spec.quantities import parse_quantity
 from kepcheck.spec.scenario_fields import ScenarioError
 from kepcheck.spec.vocabulary import RESOURCE_NAMES
@@ -242,18 +243,8 @@ def read_pod_sizes(fields: Fields, pod: dict, where: str) -> PodSizes:
 
 
 def qos_class(fields: Fields, pod: dict, where: str, model_pod: Pod) -> str:
-    """``status.qosClass``, else ``GetPodQOS`` over the containers (``pkg/apis/core/helper/qos``):
-    BestEffort when no container requests or limits cpu or memory, Guaranteed when every container
-    has cpu and memory limits and its requests (defaulted to the limits) equal them, else Burstable."""
+    """``status.qosClass``, else ``GetPodQOS`` over the containers (``spec/qos.py``)."""
     reported = fields.string(fields.mapping(pod, "status", where), "qosClass", f"{where}.status")
     if reported is not None:
         return reported
-    containers = model_pod.containers
-    if not any(c.requests or c.limits for c in containers):
-        return "BestEffort"
-    for c in containers:
-        limits = c.limits or {}
-        if set(limits) != set(RESOURCE_NAMES) or any((c.requests or {}).get(r, limits[r]) != limits[r]
-                                                     for r in RESOURCE_NAMES):
-            return "Burstable"
-    return "Guaranteed"
+    return pod_qos_class((c.requests, c.limits) for c in model_pod.containers)

@@ -18,6 +18,7 @@ from functools import wraps
 from types import MappingProxyType
 from typing import Callable, Mapping
 
+from kepcheck.spec.qos import infeasible_resources
 from kepcheck.spec.scenarios import Scenario
 from kepcheck.spec.variants import Variant
 
@@ -44,6 +45,13 @@ def _menu(scenario: Scenario) -> tuple[EnvEvent, ...]:
     return tuple(events)
 
 
+def _pinned_resources(scenario: Scenario) -> tuple:
+    """Per pod, per node: the indices of the resources ``infeasible_resources`` pins there."""
+    return tuple(tuple(tuple(r for r, name in enumerate(scenario.resources) if name in infeasible_resources(
+        pod.qos_class, node.cpu_manager_policy, node.memory_manager_policy)) for node in scenario.nodes)
+        for pod in scenario.pods)
+
+
 @dataclass(frozen=True)
 class Context:
     scenario: Scenario
@@ -54,6 +62,10 @@ class Context:
     names: tuple = ()
     priorities: tuple = ()
     never_preempts: tuple = ()  # preemptionPolicy: Never
+    qos_classes: tuple = ()  # per pod: Guaranteed, Burstable or BestEffort (spec/qos.py)
+    # per pod, per node: the resources (indices) whose request a resize may not change there without
+    # the kubelet marking it Infeasible (a Guaranteed pod beside a static CPU or memory manager)
+    pinned_resources: tuple = ()
     node_names: tuple = ()
     allocatable: tuple = ()
     resize_preemption_disabled: tuple = ()  # per node: spec.podPreemptionPolicy.disableResizePreemption
@@ -82,6 +94,8 @@ class Context:
             names=tuple(p.name for p in scenario.pods),
             priorities=tuple(p.priority for p in scenario.pods),
             never_preempts=tuple(p.preemption_policy == "Never" for p in scenario.pods),
+            qos_classes=tuple(p.qos_class for p in scenario.pods),
+            pinned_resources=_pinned_resources(scenario),
             node_names=tuple(n.name for n in scenario.nodes),
             allocatable=tuple(n.allocatable for n in scenario.nodes),
             resize_preemption_disabled=tuple(n.disable_resize_preemption for n in scenario.nodes),

@@ -25,7 +25,7 @@ Left out: informer lag (the stale-view variant of DESIGN.md §3), label-only upd
 
 from __future__ import annotations
 
-from kepcheck.spec.vocabulary import Phase, Queue
+from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
 
 from kepcheck.model.context import Context, overridable
 from kepcheck.model.expr import and_, any_, is_false, ite, not_, or_, pick, veq, vzero
@@ -76,14 +76,21 @@ def queued_deferred_copy(ctx: Context, pod: PodState):
 _KEPT = ("queue", "assumed", "tracking", "nominated")
 
 
+def kept_promise(ctx: Context, pod: PodState):
+    """The pod's ghost promise while its resize is still outstanding in the API (the pod runs, its
+    desired requests are not allocated, and the kubelet has not marked the resize Infeasible, which
+    the scheduler no longer reserves room for: reference §1.2, max(A, R)); zero otherwise."""
+    outstanding = and_(is_running(pod), not_(veq(pod.desired, pod.allocated)), pod.resize != ResizeReason.INFEASIBLE)
+    return ite(outstanding, pod.promised, vzero(ctx.width))
+
+
 def _promises_kept(ctx: Context, before: State, after: State) -> State:
     """The ghost promise of a pod is dropped once its resize is no longer pending in the API."""
     pods = None
-    zero = vzero(ctx.width)
     for j, (old, new) in enumerate(zip(before.pods, after.pods)):
         if old is new:
             continue
-        promised = ite(and_(is_running(new), not_(veq(new.desired, new.allocated))), new.promised, zero)
+        promised = kept_promise(ctx, new)
         if _same(new.promised, promised):
             continue
         if pods is None:
@@ -235,7 +242,7 @@ def handler_fields(ctx: Context, pod: PodState, own_change, gained, shrunk, othe
                 ite(candidate, ite(enqueue, added, pod.queue), Queue.NOT_QUEUED))
     outside = not_(or_(pending, candidate))  # neither pending nor a Deferred pod the scheduler tracks
     fields = dict(queue=queue, assumed=ite(outside, zero, pod.assumed), tracking=and_(not_(outside), pod.tracking),
-                  promised=ite(and_(is_running(pod), not_(veq(pod.desired, pod.allocated))), pod.promised, zero),
+                  promised=kept_promise(ctx, pod),
                   # the nominated-node-name guard's nomination is cleared with the Deferred condition
                   nominated=ite(and_(outside, assigned(pod)), NO_NODE, pod.nominated))
     if all(_same(getattr(pod, name), value) for name, value in fields.items()):

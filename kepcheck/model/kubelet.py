@@ -7,8 +7,11 @@ that fits; an allocation earlier in the pass leaves less room for later ones (re
 removed pod, a completed resize) and periodically (``PeriodicRetryPendingResizes``, 3 minutes:
 time is abstract, it may happen at any time).
 
-Left out: kubelet restarts, QoS classes and their place in the retry order (all pods are
-Burstable), the kubelet's own Infeasible decisions (static CPU/memory managers, swap), the
+The kubelet's own Infeasible decision comes first (``resize_infeasible``: a Guaranteed pod changing a
+request its node's static CPU or memory manager pins, ``spec/qos.py``): such a resize is never
+retried until the pod is resized again. The retry order puts Guaranteed pods before Burstable ones.
+
+Left out: kubelet restarts, Infeasible for static pods, swap and pod-level resizes, the
 ``pods_added`` retry trigger (a new pod only takes room, it never lets a pending resize through).
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from itertools import product
 
+from kepcheck.spec.qos import QOS_CLASSES
 from kepcheck.spec.vocabulary import Phase, ResizeReason
 
 from kepcheck.model.context import Context, overridable
@@ -26,6 +30,7 @@ from kepcheck.model.step import Action, is_deferred, is_running, mark_retry_due,
 from kepcheck.model.views import kubelet_fits_admission, kubelet_fits_resize
 
 __all__ = ["admit_pod", "reject_pod", "pending_resize_slots", "retry_order_key", "resize_condition_after_retry",
+           "resize_infeasible",
            "retry_pending_resizes", "periodic_retry_pending_resizes", "actuate_resize", "finish_termination",
            "pods_removed_retry"]
 
@@ -63,8 +68,10 @@ def _increases(pod: PodState):
 def retry_order_key(ctx: Context, index: int, increases: bool, undecided: bool) -> tuple:
     """The kubelet's sort key of a pending resize (reference §2.3): resizes that increase no request
     first, then higher priority, then pods that already carry PodResizePending before those that
-    do not, then age (declaration order stands in for lastTransitionTime). QoS is not modelled."""
-    return increases, -ctx.priorities[index], undecided, index
+    do not, then age (declaration order stands in for lastTransitionTime). The reference's order is
+    priority, QoS class (Guaranteed first), then condition age; the QoS tier is kept before
+    ``undecided`` here, as ``sortPendingResizes`` compares it first."""
+    return increases, -ctx.priorities[index], QOS_CLASSES.index(ctx.qos_classes[index]), undecided, index
 
 
 def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[int, object]]:
@@ -100,13 +107,23 @@ def resize_condition_after_retry(ctx: Context, pod: PodState, revert, fits):
     return ite(or_(revert, fits), ResizeReason.NONE, ResizeReason.DEFERRED)
 
 
+def resize_infeasible(ctx: Context, pod: PodState, index: int):
+    """``podResizesAdmitHandler``, the kubelet's first admit handler: the resize changes a request that
+    the pod's node pins for it (a Guaranteed pod beside a static CPU or memory manager; reference §2.2,
+    ``spec/qos.py``). Decided before the fit: Infeasible however much room there is."""
+    return or_(*(and_(pod.node == n, not_(veq([pod.desired[r] for r in pinned], [pod.allocated[r] for r in pinned])))
+                 for n, pinned in enumerate(ctx.pinned_resources[index]) if pinned))
+
+
 def _retry_pods(ctx: Context, state: State, node: int) -> State:
     """The pass over the node's pending resizes, in order."""
     for i, in_slot in pending_resize_slots(ctx, state, node):
         pod = state.pods[i]
         revert = veq(pod.desired, pod.allocated)
-        fits = and_(not_(revert), kubelet_fits_resize(ctx, state, i))
-        fields = dict(resize=resize_condition_after_retry(ctx, pod, revert, fits), observed=True,
+        infeasible = and_(not_(revert), resize_infeasible(ctx, pod, i))
+        fits = and_(not_(revert), not_(infeasible), kubelet_fits_resize(ctx, state, i))
+        condition = resize_condition_after_retry(ctx, pod, revert, fits)
+        fields = dict(resize=ite(infeasible, ResizeReason.INFEASIBLE, condition), observed=True,
                       allocated=ite(fits, pod.desired, pod.allocated),
                       in_progress=ite(fits, not_(veq(pod.desired, pod.actual)), pod.in_progress))
         state = update(state, [(i, in_slot, fields)])

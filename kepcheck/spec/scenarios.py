@@ -28,7 +28,9 @@ from typing import Any
 
 from kepcheck.spec.limits import shown
 from kepcheck.spec.quantities import format_quantity
+from kepcheck.spec.qos import CPU_MANAGER_POLICIES, MEMORY_MANAGER_POLICIES
 from kepcheck.spec.scenario_fields import FieldReader, ScenarioError
+from kepcheck.spec.scenario_qos import check_not_deferred_if_infeasible, check_resizes_keep_qos, read_requests_and_limits
 from kepcheck.spec.vocabulary import RESOURCE_NAMES
 from kepcheck.spec.yaml_safe import InputError, load_document, read_text
 
@@ -47,6 +49,8 @@ class NodeSpec:
     name: str
     allocatable: tuple[int, ...]
     disable_resize_preemption: bool = False
+    cpu_manager_policy: str = "none"  # the node's kubelet: KubeletConfiguration.cpuManagerPolicy
+    memory_manager_policy: str = "None"  # KubeletConfiguration.memoryManagerPolicy
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class PodSpec:
     resize: str | None = None  # initial: Deferred, Infeasible or InProgress
     nominated_node: str | None = None
     arrival: bool = False  # created by the environment, absent at the start
+    qos_class: str = "Burstable"  # GetPodQOS of its requests and limits (spec/qos.py)
 
 
 @dataclass(frozen=True)
@@ -99,12 +104,12 @@ class Scenario:
 
 
 _TOP = {"name", "description", "nodes", "pods", "environment"}
-_NODE = {"name", "allocatable", "disableResizePreemption"}
-_POD = {"name", "node", "priority", "preemptionPolicy", "requests", "allocated", "actual", "resize",
+_NODE = {"name", "allocatable", "disableResizePreemption", "cpuManagerPolicy", "memoryManagerPolicy"}
+_POD = {"name", "node", "priority", "preemptionPolicy", "requests", "limits", "allocated", "actual", "resize",
         "nominatedNodeName"}
-_ARRIVAL = {"name", "priority", "preemptionPolicy", "requests"}
+_ARRIVAL = {"name", "priority", "preemptionPolicy", "requests", "limits"}
 _ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents", "recreations"}
-_RESIZE = {"pod", "requests"}
+_RESIZE = {"pod", "requests", "limits"}
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -144,26 +149,28 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     if not description.isprintable():  # it is printed in tables and reports: no newline, no terminal escape
         reader.fail("description", "must be one line of printable text (no newline, tab or control character)")
     node_fields = _read_nodes(reader, top["nodes"])
-    node_names = {n: i for i, (n, _, _) in enumerate(node_fields)}
+    node_names = {fields[0]: i for i, fields in enumerate(node_fields)}
     environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
     pod_fields, arrivals = _read_pods(reader, top["pods"], environment, node_names)
     pod_names = {p["name"]: i for i, p in enumerate(pod_fields)}
     resize_fields, deletions, restarts, recreations, max_events = _read_environment(reader, environment, pod_names,
                                                                                     arrivals)
     resources, scale = _scale(node_fields, pod_fields, resize_fields)
-    nodes = tuple(NodeSpec(n, scale(a), d) for n, a, d in node_fields)
+    nodes = tuple(NodeSpec(n, scale(a), d, *policies) for n, a, d, policies in node_fields)
     pods = []
     for pod in pod_fields:
         spec = PodSpec(
             name=pod["name"], priority=pod["priority"], requests=scale(pod["requests"]), node=pod["node"],
             allocated=scale(pod["allocated"]), actual=scale(pod["actual"]),
             preemption_policy=pod["policy"], resize=pod["resize"], nominated_node=pod["nominated"],
-            arrival=pod["arrival"],
+            arrival=pod["arrival"], qos_class=pod["qos"],
         )
         _check_pod(reader, spec, pod["where"], nodes[node_names[spec.node]] if spec.node is not None else None)
+        check_not_deferred_if_infeasible(reader, spec, pod["where"], nodes, resources)
         pods.append(spec)
     _check_nodes_hold(reader, nodes, pods, len(resources))
     resizes = _resize_events(reader, resize_fields, resources, scale, pods, pod_names, nodes)
+    check_resizes_keep_qos(reader, resize_fields, pod_fields, pod_names)
     return Scenario(name, description, resources, scale.units, nodes, tuple(pods), resizes,
                     tuple(deletions), restarts, max_events, source, tuple(recreations))
 
@@ -182,7 +189,7 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
     reference §2.1 step 1): it never reaches the pod."""
     named: dict[str, set] = {}
     events = []
-    for i, (pod_name, raw) in enumerate(resize_fields):
+    for i, (pod_name, raw, _) in enumerate(resize_fields):
         where, pod = f"environment.resizes[{i}].requests", pods[pod_names[pod_name]]
         if named.setdefault(pod_name, set(raw)) != set(raw):
             reader.fail(where, f"names other resources than an earlier resize of pod {shown(pod_name)}: resizes of "
@@ -218,8 +225,11 @@ def _read_nodes(reader: FieldReader, value: Any) -> list[tuple]:
             if amount <= 0:
                 reader.fail(f"{where}.allocatable.{resource}", "capacity must be positive")
         disabled = reader.opt_out(raw.get("disableResizePreemption", False), f"{where}.disableResizePreemption")
-        node_fields.append((node_name, allocatable, disabled))
-    names = [n for n, _, _ in node_fields]
+        policies = (reader.one_of(raw.get("cpuManagerPolicy", "none"), f"{where}.cpuManagerPolicy", CPU_MANAGER_POLICIES),
+                    reader.one_of(raw.get("memoryManagerPolicy", "None"), f"{where}.memoryManagerPolicy",
+                                  MEMORY_MANAGER_POLICIES))
+        node_fields.append((node_name, allocatable, disabled, policies))
+    names = [fields[0] for fields in node_fields]
     _unique(reader, names, [f"nodes[{i}].name" for i in range(len(names))], "duplicate node name")
     return node_fields
 
@@ -254,7 +264,8 @@ def _read_environment(reader: FieldReader, environment: dict, pod_names: dict, a
         where = f"environment.resizes[{i}]"
         reader.mapping(raw, where, _RESIZE, ("pod", "requests"))
         pod = reader.reference(raw["pod"], f"{where}.pod", pod_names, "pod")
-        resize_fields.append((pod, reader.resources(raw["requests"], f"{where}.requests")))
+        limits = reader.resources(raw["limits"], f"{where}.limits") if "limits" in raw else None
+        resize_fields.append((pod, reader.resources(raw["requests"], f"{where}.requests"), limits))
     _distinct_resizes(reader, resize_fields)
     raw_deletions = reader.sequence(environment.get("deletions"), "environment.deletions")
     deletions = [reader.reference(raw, f"environment.deletions[{i}]", pod_names, "pod")
@@ -287,10 +298,10 @@ class _Scale:
 
 
 def _scale(node_fields: list, pod_fields: list, resize_fields: list) -> tuple[tuple, _Scale]:
-    vectors: list[dict[str, int]] = [a for _, a, _ in node_fields]
+    vectors: list[dict[str, int]] = [fields[1] for fields in node_fields]
     for pod in pod_fields:
         vectors += [v for v in (pod["requests"], pod["allocated"], pod["actual"]) if v is not None]
-    vectors += [r for _, r in resize_fields]
+    vectors += [r for _, r, _ in resize_fields]
     resources = tuple(r for r in RESOURCE_NAMES if any(r in v for v in vectors))
     units = tuple(math.gcd(*(v.get(r, 0) for v in vectors)) or 1 for r in resources)
     return resources, _Scale(resources, units)
@@ -323,13 +334,13 @@ def _read_pod(reader: FieldReader, raw: dict, where: str, node_names: dict, arri
     resize = raw.get("resize")
     if resize is not None:
         reader.one_of(resize, f"{where}.resize", INITIAL_RESIZES)
-    requests = reader.resources(raw["requests"], f"{where}.requests")
+    requests, limits, qos = read_requests_and_limits(reader, raw, where)
     allocated = reader.resources(raw["allocated"], f"{where}.allocated") if "allocated" in raw else None
     actual = reader.resources(raw["actual"], f"{where}.actual") if "actual" in raw else None
     return {
         "name": name, "node": node, "priority": reader.priority(raw.get("priority", 0), f"{where}.priority"),
         "policy": policy, "resize": resize, "requests": requests, "allocated": allocated, "actual": actual,
-        "nominated": nominated, "arrival": arrival, "where": where,
+        "nominated": nominated, "arrival": arrival, "where": where, "limits": limits, "qos": qos,
     }
 
 
@@ -368,7 +379,7 @@ def _unique(reader: FieldReader, names: list[str], paths: list[str], problem: st
 def _distinct_resizes(reader: FieldReader, resize_fields: list) -> None:
     """Two resizes of one pod to the same requests would be one menu entry offered twice."""
     seen: dict[tuple, int] = {}
-    for i, (pod, requests) in enumerate(resize_fields):
+    for i, (pod, requests, _) in enumerate(resize_fields):
         key = (pod, tuple(sorted(requests.items())))
         if key in seen:
             reader.fail(f"environment.resizes[{i}]", f"the same resize as environment.resizes[{seen[key]}] "

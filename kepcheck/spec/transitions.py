@@ -133,6 +133,13 @@ TRANSITIONS: tuple[Transition, ...] = tuple(
                          "resize on an old copy before it saw the new spec, which the kubelet now defers",
                          ("ResizeRequested", "Preempting"))
     ]
+    + [
+        row
+        for action in ("RetryPendingResizes", "PeriodicRetryPendingResizes")
+        for row in _rows(Actor.KUBELET, action, "other", "reference §2.2 (podResizesAdmitHandler: a Guaranteed pod "
+                         "beside a static CPU or memory manager)",
+                         ("ResizeRequested", "Infeasible"), ("Superseded", "Infeasible"))
+    ]
     + _rows(Actor.KUBELET, "ActuateResize", "self", "reference §2.6", ("InProgress", "Running"))
     + _rows(Actor.KUBELET, "FinishTermination", "self", "reference §2.3 (pods_removed), KEP-5836 §Kubelet-Scheduler Preemption Interaction",
             ("Terminating", "Gone"))

@@ -193,10 +193,12 @@ def promise_only_while_deferred(ctx: Context, state: State):
 
 
 def infeasible_only_from_start(ctx: Context, state: State):
-    """Only a pod that starts Infeasible can carry PodResizePending=Infeasible: the kubelet's retry
-    pass writes Deferred or clears the condition (requests above allocatable never reach a pod)."""
+    """Only a pod that starts Infeasible, or one whose node may pin a resource it resizes (a
+    Guaranteed pod beside a static CPU or memory manager, ``kubelet.resize_infeasible``), can carry
+    PodResizePending=Infeasible: otherwise the kubelet's retry pass writes Deferred or clears the
+    condition (requests above allocatable never reach a pod)."""
     return all_(pod.resize != ResizeReason.INFEASIBLE for i, pod in enumerate(state.pods)
-                if ctx.scenario.pods[i].resize != "Infeasible")
+                if ctx.scenario.pods[i].resize != "Infeasible" and not any(ctx.pinned_resources[i]))
 
 
 def termination_has_cause(ctx: Context, state: State):
