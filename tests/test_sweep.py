@@ -173,6 +173,17 @@ def test_the_sweep_finds_the_known_violation_and_its_minimal_scenario(swept):
     assert report.startswith("# NoDoubleReservation violated")
 
 
+def test_the_summary_counts_the_scenarios_on_which_the_variants_disagree(swept):
+    """Two variants: per property, the scenarios where their verdicts differ, counted from the store."""
+    summary = (swept / RESULT_DIR / "summary.md").read_text(encoding="utf-8")
+    store = ResultStore(swept)
+    differ = sum(1 for point in enumerate_points(load_bounds(TINY))
+                 if len({r["verdict"] for r in store.records[point.key] if r["property"] == "NoDoubleReservation"}) > 1)
+    assert differ == 31
+    assert "- variants alpha-1.37, allocated-only: NoDoubleReservation differs on 31 of 525 scenarios (first: " in summary
+    assert "KubeletNeverOvercommits differs" not in summary
+
+
 def test_no_smaller_scenario_in_the_bounds_violates(swept):
     bounds = load_bounds(TINY)
     store = ResultStore(swept)

@@ -195,10 +195,11 @@ def _collect(todo, outcomes, store, results, progress) -> None:
 
 
 def run_sweep(bounds: SweepBounds, directory: Path, workers: int | str = 1, budget: tuple = (None, None),
-              stream=None) -> tuple[list[Verdict], int, int]:
+              stream=None) -> tuple[list[Verdict], int, int, dict]:
     """Sweep ``bounds`` with the store in ``directory``: (verdicts per variant × property, scenarios
-    checked, scenarios the loader refused). ``workers``: processes, or a Dask cluster (``local:N`` or
-    a scheduler address, ``checks/sweep_dask.py``)."""
+    checked, scenarios the loader refused, the variants' disagreements: ``disagreements``).
+    ``workers``: processes, or a Dask cluster (``local:N`` or a scheduler address,
+    ``checks/sweep_dask.py``)."""
     points, refused = sweep_points(bounds)
     progress = _Progress(stream if stream is not None else sys.stderr, len(points))
     try:
@@ -211,7 +212,36 @@ def run_sweep(bounds: SweepBounds, directory: Path, workers: int | str = 1, budg
             pair = (record["variant"], record["property"])
             if pair in verdicts:
                 verdicts[pair].add(index, point, record)
-    return list(verdicts.values()), len(points), refused
+    return list(verdicts.values()), len(points), refused, disagreements(bounds, points, results)
+
+
+def disagreements(bounds: SweepBounds, points: list[Point], results: dict) -> dict[str, tuple[int, Point]]:
+    """With two or more variants: per property, on how many scenarios the variants' verdicts differ
+    and the first such scenario (in the sweep's order); a property on which they always agree is
+    absent. With one variant: nothing."""
+    found: dict[str, tuple[int, Point]] = {}
+    if len(bounds.variants) < 2:
+        return found
+    for point in points:
+        by_property: dict[str, set] = {}
+        for record in results[point.key]:
+            by_property.setdefault(record["property"], set()).add(record["verdict"])
+        for prop in bounds.properties:
+            if len(by_property.get(prop, ())) > 1:
+                count, first = found.get(prop, (0, point))
+                found[prop] = (count + 1, first)
+    return found
+
+
+def agreement_lines(bounds: SweepBounds, differing: dict, scenarios: int) -> list[str]:
+    """The summary's lines on the variants' agreement (none with one variant)."""
+    if len(bounds.variants) < 2:
+        return []
+    names = ", ".join(bounds.variants)
+    if not differing:
+        return [f"variants {names}: the same verdict of every property on every one of the {scenarios:,} scenarios"]
+    return [f"variants {names}: {prop} differs on {count:,} of {scenarios:,} scenarios (first: {first.name})"
+            for prop, (count, first) in sorted(differing.items(), key=lambda item: bounds.properties.index(item[0]))]
 
 
 def _scenario_yaml(bounds: SweepBounds, point: Point) -> str:
@@ -219,13 +249,15 @@ def _scenario_yaml(bounds: SweepBounds, point: Point) -> str:
     return yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=120, allow_unicode=True)
 
 
-def write_result(bounds: SweepBounds, verdicts: list[Verdict], scenarios: int, target: Path) -> Path:
+def write_result(bounds: SweepBounds, verdicts: list[Verdict], scenarios: int, target: Path,
+                 differing: dict | None = None) -> Path:
     """Write ``result/`` atomically: ``summary.md`` and each minimal violating scenario with its
     trace report and ITF file. Deterministic: no times."""
     with atomic_directory(target) as staging:
         lines = [f"# Sweep {bounds.name}", "", f"Bounds: {bounds.describe()}", "",
                  f"{scenarios:,} scenarios (canonical, loaded by the scenario loader).", ""]
-        lines += [f"- {verdict.line(bounds)}" for verdict in verdicts] + [""]
+        lines += [f"- {verdict.line(bounds)}" for verdict in verdicts]
+        lines += [f"- {line}" for line in agreement_lines(bounds, differing or {}, scenarios)] + [""]
         (staging / "summary.md").write_text("\n".join(lines), encoding="utf-8")
         for verdict in verdicts:
             if verdict.smallest is not None:
@@ -271,14 +303,15 @@ def command_sweep(options) -> int:
     if options.cluster and options.workers:
         raise UsageError("--workers and --cluster exclude each other (a cluster brings its own workers)")
     executors = options.cluster or options.workers or 1
-    verdicts, scenarios, refused = run_sweep(bounds, directory, executors, (options.max_states, options.timeout))
+    verdicts, scenarios, refused, differing = run_sweep(bounds, directory, executors,
+                                                        (options.max_states, options.timeout))
     if not scenarios:
         raise UsageError(f"{options.bounds}: the bounds admit no scenario the loader accepts (nothing to check)")
-    summary = write_result(bounds, verdicts, scenarios, directory / RESULT_DIR)
+    summary = write_result(bounds, verdicts, scenarios, directory / RESULT_DIR, differing)
     print(f"sweep {bounds.describe()}")
     print(f"{scenarios:,} scenarios" + (f" ({refused:,} refused by the loader, not checked)" if refused else ""))
-    for verdict in verdicts:
-        print(verdict.line(bounds))
+    for line in [verdict.line(bounds) for verdict in verdicts] + agreement_lines(bounds, differing, scenarios):
+        print(line)
     where = f"Dask cluster {options.cluster}" if options.cluster else f"{options.workers or 1} worker(s)"
     print(f"{time.perf_counter() - started:.1f} s with {where}; results in {summary}")
     say(f"kepcheck: wrote the sweep's result {summary}")
