@@ -184,6 +184,20 @@ def test_the_summary_counts_the_scenarios_on_which_the_variants_disagree(swept):
     assert "KubeletNeverOvercommits differs" not in summary
 
 
+def test_an_eventually_violation_report_names_the_fairness_it_assumed(tmp_path):
+    """The minimal lasso's report says which fairness groups the liveness check assumed, as
+    ``kepcheck check`` reports do (the property's own groups under the variant)."""
+    bounds = tmp_path / "lasso.yaml"
+    bounds.write_text("name: lasso\nnodes: 1\npodsPerNode: 1..2\npods: 1..2\n"
+                      "resources: {cpu: {allocatable: 2, sizes: 1..2}}\npriorities: [0]\n"
+                      "initialResize: [none, Deferred]\nproperties: [EveryDeferredResizeResolved]\n", encoding="utf-8")
+    assert main(["sweep", str(bounds), "-o", str(tmp_path / "out")]) == 1
+    report = (tmp_path / "out" / RESULT_DIR / "EveryDeferredResizeResolved--alpha-1.37.md").read_text(encoding="utf-8")
+    groups = property_by_name("EveryDeferredResizeResolved").fairness
+    assert "- **Fairness assumed:** scheduler-cycle, scheduler-flush, kubelet-admission" in report
+    assert "informer-delivery" not in report and "Fairness assumed:** none" not in report and "scheduler-cycle" in groups
+
+
 def test_no_smaller_scenario_in_the_bounds_violates(swept):
     bounds = load_bounds(TINY)
     store = ResultStore(swept)

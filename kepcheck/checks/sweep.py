@@ -33,6 +33,7 @@ from pathlib import Path
 
 import yaml
 
+from kepcheck.spec.fairness import groups_of_variant
 from kepcheck.spec.properties import property_by_name
 from kepcheck.spec.scenarios import ScenarioError, parse_scenario
 from kepcheck.spec.variants import VARIANTS
@@ -276,7 +277,7 @@ def _write_minimal(bounds: SweepBounds, verdict: Verdict, staging: Path) -> None
     spec = property_by_name(verdict.property)
     result = CheckResult(scenario.name, verdict.variant, verdict.property, spec.kind, "explicit", VIOLATED,
                          states=record["states"], transitions=record["transitions"], depth=record["depth"],
-                         trace=trace)
+                         trace=trace, fairness=groups_of_variant(spec.fairness, ctx.variant))
     report = staging / f"{stem}.md"
     report.write_text(trace_markdown(ctx, result), encoding="utf-8")
     write_itf(ctx, result, report)
