@@ -35,6 +35,7 @@ from pathlib import Path
 from kepcheck.checks.kube_objects import Fields, read_pod_sizes
 from kepcheck.spec.api_validation import dns1123_subdomain_problem
 from kepcheck.spec.limits import SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_NODES, cut, shown
+from kepcheck.spec.priority_classes import DEFAULT_PREEMPTION_POLICY, PriorityClass, resolve_class
 from kepcheck.spec.quantities import format_quantity
 from kepcheck.spec.scenario_fields import ScenarioError
 from kepcheck.spec.scenarios import parse_scenario
@@ -48,8 +49,7 @@ __all__ = ["ImportSummary", "read_objects", "scenario_from_objects", "EXHAUSTIVE
 # on 4 nodes with 4 environment events, 21,888 states in 15 s; 16 pods on 4 nodes, 94,376 states and
 # not finished at a 60 s budget.
 EXHAUSTIVE_PODS, EXHAUSTIVE_NODES, EXHAUSTIVE_EVENTS = 12, 4, 4
-DEFAULT_POLICY = "PreemptLowerPriority"
-SYSTEM_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+DEFAULT_POLICY = DEFAULT_PREEMPTION_POLICY
 ENDED_PHASES = ("Succeeded", "Failed")
 
 
@@ -120,7 +120,7 @@ class _Snapshot:
 
     nodes: list
     pods: list
-    classes: dict  # PriorityClass name -> (value, globalDefault, preemptionPolicy)
+    classes: dict  # PriorityClass name -> spec.priority_classes.PriorityClass
 
 
 def _sort(fields: Fields, objects: list, summary: ImportSummary) -> _Snapshot:
@@ -139,7 +139,7 @@ def _sort(fields: Fields, objects: list, summary: ImportSummary) -> _Snapshot:
             if value is None:
                 fields.fail(f"{where}.value", "required field is missing")
             policy = fields.string(obj, "preemptionPolicy", where) or DEFAULT_POLICY
-            snapshot.classes[name] = (value, obj.get("globalDefault") is True, policy)
+            snapshot.classes[name] = PriorityClass(name, value, obj.get("globalDefault") is True, policy)
         else:
             summary.dropped[cut(kind)] += 1
     return snapshot
@@ -183,20 +183,14 @@ def _priority(fields: Fields, spec: dict, where: str, classes: dict) -> tuple[in
     ``priorityClassName`` (or of a built-in system class), else of the ``globalDefault`` class (the
     lowest value if several are), else 0; ``preemptionPolicy`` from the pod, else its class."""
     class_name = fields.string(spec, "priorityClassName", f"{where}.spec")
-    if class_name is not None:
-        found = classes.get(class_name)
-        if found is None and class_name in SYSTEM_CLASSES:
-            found = (SYSTEM_CLASSES[class_name], False, DEFAULT_POLICY)
-    else:
-        defaults = sorted(c for c in classes.values() if c[1])
-        found = defaults[0] if defaults else None
+    found = resolve_class(classes, class_name)
     priority = fields.integer(spec, "priority", f"{where}.spec")
     if priority is None and class_name is not None and found is None:
         fields.fail(f"{where}.spec.priorityClassName", f"PriorityClass {shown(class_name)} is not in the snapshot "
                     "and the pod has no spec.priority")
     if priority is None:
-        priority = found[0] if found else 0
-    policy = fields.string(spec, "preemptionPolicy", f"{where}.spec") or (found[2] if found else DEFAULT_POLICY)
+        priority = found.value if found else 0
+    policy = fields.string(spec, "preemptionPolicy", f"{where}.spec") or (found.preemption_policy if found else DEFAULT_POLICY)
     return priority, policy
 
 

@@ -1,8 +1,8 @@
 """Scenarios: YAML files in Kubernetes vocabulary, loaded into plain data.
 
 A scenario names nodes (allocatable, the ``disableResizePreemption`` opt-out of reference §4.3
-(11)), pods (priority, ``preemptionPolicy``, requests/allocated/actual, an initial resize
-condition) and the environment's menu: what users and controllers may do, each at most once,
+(11)), pods (priority or ``priorityClassName`` of a declared PriorityClass, ``spec.priority_classes``;
+``preemptionPolicy``, requests/allocated/actual, an initial resize condition) and the environment's menu: what users and controllers may do, each at most once,
 and how many of those events one run may use (``maxEvents``). The schema is documented in the
 README ("Scenario files").
 
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kepcheck.spec.limits import shown
+from kepcheck.spec.priority_classes import PREEMPTION_POLICIES, read_priority, read_priority_classes
 from kepcheck.spec.quantities import format_quantity
 from kepcheck.spec.qos import CPU_MANAGER_POLICIES, MEMORY_MANAGER_POLICIES
 from kepcheck.spec.scenario_fields import FieldReader, ScenarioError
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
-PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 INITIAL_RESIZES = ("Deferred", "Infeasible", "InProgress")
 
 
@@ -103,11 +103,11 @@ class Scenario:
         return [pod.name for pod in self.pods].index(name)
 
 
-_TOP = {"name", "description", "nodes", "pods", "environment"}
+_TOP = {"name", "description", "nodes", "pods", "environment", "priorityClasses"}
 _NODE = {"name", "allocatable", "disableResizePreemption", "cpuManagerPolicy", "memoryManagerPolicy"}
-_POD = {"name", "node", "priority", "preemptionPolicy", "requests", "limits", "allocated", "actual", "resize",
-        "nominatedNodeName"}
-_ARRIVAL = {"name", "priority", "preemptionPolicy", "requests", "limits"}
+_POD = {"name", "node", "priority", "priorityClassName", "preemptionPolicy", "requests", "limits", "allocated",
+        "actual", "resize", "nominatedNodeName"}
+_ARRIVAL = {"name", "priority", "priorityClassName", "preemptionPolicy", "requests", "limits"}
 _ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents", "recreations"}
 _RESIZE = {"pod", "requests", "limits"}
 
@@ -151,7 +151,8 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     node_fields = _read_nodes(reader, top["nodes"])
     node_names = {fields[0]: i for i, fields in enumerate(node_fields)}
     environment = reader.mapping(top.get("environment") or {}, "environment", _ENV)
-    pod_fields, arrivals = _read_pods(reader, top["pods"], environment, node_names)
+    classes = read_priority_classes(reader, top.get("priorityClasses"))
+    pod_fields, arrivals = _read_pods(reader, top["pods"], environment, node_names, classes)
     pod_names = {p["name"]: i for i, p in enumerate(pod_fields)}
     resize_fields, deletions, restarts, recreations, max_events = _read_environment(reader, environment, pod_names,
                                                                                     arrivals)
@@ -234,7 +235,8 @@ def _read_nodes(reader: FieldReader, value: Any) -> list[tuple]:
     return node_fields
 
 
-def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: dict) -> tuple[list[dict], int]:
+def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: dict,
+               classes: dict) -> tuple[list[dict], int]:
     """The pods' fields (the declared pods, then the environment's arrivals) and the number of
     arrivals; pod names are distinct across both."""
     raw_pods = reader.sequence(value, "pods")
@@ -243,11 +245,11 @@ def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: d
     for i, raw in enumerate(raw_pods):
         where = f"pods[{i}]"
         reader.mapping(raw, where, _POD, ("name", "requests"))
-        pod_fields.append(_read_pod(reader, raw, where, node_names, arrival=False))
+        pod_fields.append(_read_pod(reader, raw, where, node_names, classes, arrival=False))
     for i, raw in enumerate(raw_arrivals):
         where = f"environment.arrivals[{i}]"
         reader.mapping(raw, where, _ARRIVAL, ("name", "requests"))
-        pod_fields.append(_read_pod(reader, raw, where, node_names, arrival=True))
+        pod_fields.append(_read_pod(reader, raw, where, node_names, classes, arrival=True))
     if not pod_fields:
         reader.fail("pods", "at least one pod is required")
     _unique(reader, [p["name"] for p in pod_fields], [f"{p['where']}.name" for p in pod_fields], "duplicate pod name")
@@ -321,7 +323,7 @@ def _check_nodes_hold(reader: FieldReader, nodes: tuple, pods: list, width: int)
                         "(max of allocated and actual); the kubelet would not have admitted them")
 
 
-def _read_pod(reader: FieldReader, raw: dict, where: str, node_names: dict, arrival: bool) -> dict:
+def _read_pod(reader: FieldReader, raw: dict, where: str, node_names: dict, classes: dict, arrival: bool) -> dict:
     name = reader.object_name(raw["name"], f"{where}.name", "pod")
     node = raw.get("node")
     if node is not None:
@@ -329,8 +331,7 @@ def _read_pod(reader: FieldReader, raw: dict, where: str, node_names: dict, arri
     nominated = raw.get("nominatedNodeName")
     if nominated is not None:
         reader.reference(nominated, f"{where}.nominatedNodeName", node_names, "node")
-    policy = reader.one_of(raw.get("preemptionPolicy", "PreemptLowerPriority"), f"{where}.preemptionPolicy",
-                           PREEMPTION_POLICIES)
+    priority, policy = read_priority(reader, raw, where, classes)
     resize = raw.get("resize")
     if resize is not None:
         reader.one_of(resize, f"{where}.resize", INITIAL_RESIZES)
@@ -338,7 +339,7 @@ def _read_pod(reader: FieldReader, raw: dict, where: str, node_names: dict, arri
     allocated = reader.resources(raw["allocated"], f"{where}.allocated") if "allocated" in raw else None
     actual = reader.resources(raw["actual"], f"{where}.actual") if "actual" in raw else None
     return {
-        "name": name, "node": node, "priority": reader.priority(raw.get("priority", 0), f"{where}.priority"),
+        "name": name, "node": node, "priority": priority,
         "policy": policy, "resize": resize, "requests": requests, "allocated": allocated, "actual": actual,
         "nominated": nominated, "arrival": arrival, "where": where, "limits": limits, "qos": qos,
     }
