@@ -185,9 +185,12 @@ def test_induction_proves():
 
 
 # (scenario, properties not proved by k <= 3 under alpha-1.37): every other always property that the
-# manifest says holds there is proved (measured; see bench/bench_symbolic.py). Empty since the
-# preemption lemma ReprieveNeverTrades (model/strengthening.py) closed the last gaps.
-NOT_PROVED_ELSEWHERE: dict = {}
+# manifest says holds there is proved (measured; see bench/bench_symbolic.py). The preemption lemma
+# ReprieveNeverTrades (model/strengthening/) closed the gaps of the scenarios without budgets; with a
+# PodDisruptionBudget the reprieve order depends on the budget's status when the victims were chosen,
+# which no state keeps, so the lemmas that carry NoDoublePreemption are not stated there
+# (history.resize_preemptors_under_max_accounting) and its induction step has a counterexample at k = 3.
+NOT_PROVED_ELSEWHERE: dict = {"budget-protected-deferred-pod": ("NoDoublePreemption",)}
 
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))

@@ -62,6 +62,8 @@ class Context:
     names: tuple = ()
     priorities: tuple = ()
     never_preempts: tuple = ()  # preemptionPolicy: Never
+    # PodDisruptionBudgets: (indices of the pods each selects, minAvailable), spec/disruption_budgets.py
+    budgets: tuple = ()
     qos_classes: tuple = ()  # per pod: Guaranteed, Burstable or BestEffort (spec/qos.py)
     # per pod, per node: the resources (indices) whose request a resize may not change there without
     # the kubelet marking it Infeasible (a Guaranteed pod beside a static CPU or memory manager)
@@ -94,6 +96,8 @@ class Context:
             names=tuple(p.name for p in scenario.pods),
             priorities=tuple(p.priority for p in scenario.pods),
             never_preempts=tuple(p.preemption_policy == "Never" for p in scenario.pods),
+            budgets=tuple((tuple(scenario.pod_index(name) for name in b.pods), b.min_available)
+                          for b in scenario.budgets),
             qos_classes=tuple(p.qos_class for p in scenario.pods),
             pinned_resources=_pinned_resources(scenario),
             node_names=tuple(n.name for n in scenario.nodes),

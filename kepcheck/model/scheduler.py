@@ -26,7 +26,7 @@ from kepcheck.model.asynchrony import (
 )
 from kepcheck.model.informer import released_from_unschedulable_pool
 from kepcheck.model.memo import per_state
-from kepcheck.model.preemption import chosen_node, select_victims
+from kepcheck.model.preemption import budget_violations, chosen_node, select_victims
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import Action, is_deferred, queue_seen_at_once, set_pod, update
 from kepcheck.model.views import fits_deferred_pod, fits_new_pod, queued_copy, scheduler_view
@@ -130,12 +130,12 @@ class _PendingCycle:
                 candidate, victims = select_victims(ctx, state, claimant, node, fits_new_pod)
                 candidate = and_(resolvable, candidate)
                 if not is_false(candidate):
-                    options[node] = (candidate, victims)
+                    options[node] = (candidate, victims, budget_violations(ctx, state, claimant, node, victims))
             self._options = options
         return self._options
 
     def can_preempt(self):
-        return or_(*(candidate for candidate, _ in self.options().values()))
+        return or_(*(option[0] for option in self.options().values()))
 
 
 @per_state

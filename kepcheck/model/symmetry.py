@@ -1,7 +1,8 @@
 """Symmetry reduction for interchangeable pods (STYLE.md R10).
 
 Two pods are interchangeable when everything static about them is equal (priority,
-preemptionPolicy, being an arrival) and no entry of the environment's menu names either of
+preemptionPolicy, being an arrival, QoS class and the resources their nodes pin, the
+PodDisruptionBudgets that select them) and no entry of the environment's menu names either of
 them. ``representative(state)`` sorts the pods of each class of interchangeable pods into a
 canonical order and renames the references between pods (``preempted_by``) to match, so that
 states that differ only by a permutation of interchangeable pods are explored once.
@@ -34,7 +35,8 @@ def symmetry_classes(ctx: Context) -> list[tuple[int, ...]]:
     for i, spec in enumerate(ctx.scenario.pods):
         if i in named:
             continue
-        key = (spec.priority, spec.preemption_policy, spec.arrival)
+        key = (spec.priority, spec.preemption_policy, spec.arrival, ctx.qos_classes[i], ctx.pinned_resources[i],
+               tuple(b for b, (members, _) in enumerate(ctx.budgets) if i in members))
         groups.setdefault(key, []).append(i)
     return [tuple(members) for members in groups.values() if len(members) > 1]
 

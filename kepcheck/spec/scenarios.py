@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kepcheck.spec.disruption_budgets import read_disruption_budgets
 from kepcheck.spec.limits import shown
 from kepcheck.spec.priority_classes import PREEMPTION_POLICIES, read_priority, read_priority_classes
 from kepcheck.spec.quantities import format_quantity
@@ -88,6 +89,7 @@ class Scenario:
     max_events: int = 0
     source: str = ""
     recreations: tuple[str, ...] = ()  # pods a controller recreates (same name, pending) once they are gone
+    budgets: tuple = ()  # PodDisruptionBudgets (spec/disruption_budgets.py)
 
     def format(self, vector) -> str:
         """``cpu 2, memory 1Gi`` for a vector of model units."""
@@ -103,7 +105,7 @@ class Scenario:
         return [pod.name for pod in self.pods].index(name)
 
 
-_TOP = {"name", "description", "nodes", "pods", "environment", "priorityClasses"}
+_TOP = {"name", "description", "nodes", "pods", "environment", "priorityClasses", "podDisruptionBudgets"}
 _NODE = {"name", "allocatable", "disableResizePreemption", "cpuManagerPolicy", "memoryManagerPolicy"}
 _POD = {"name", "node", "priority", "priorityClassName", "preemptionPolicy", "requests", "limits", "allocated",
         "actual", "resize", "nominatedNodeName"}
@@ -172,8 +174,9 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     _check_nodes_hold(reader, nodes, pods, len(resources))
     resizes = _resize_events(reader, resize_fields, resources, scale, pods, pod_names, nodes)
     check_resizes_keep_qos(reader, resize_fields, pod_fields, pod_names)
+    budgets = read_disruption_budgets(reader, top.get("podDisruptionBudgets"), pod_names)
     return Scenario(name, description, resources, scale.units, nodes, tuple(pods), resizes,
-                    tuple(deletions), restarts, max_events, source, tuple(recreations))
+                    tuple(deletions), restarts, max_events, source, tuple(recreations), budgets)
 
 
 def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, scale, pods: list, pod_names: dict,

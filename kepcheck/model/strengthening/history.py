@@ -360,8 +360,10 @@ def reprieve_order(ctx: Context, claimant: int) -> list:
 
 def resize_preemptors_under_max_accounting(ctx: Context) -> list:
     """The pods that may preempt for a resize, when the variant uses max accounting (none otherwise:
-    the claims below are then trivially true)."""
-    if not _max_accounting(ctx):
+    the claims below are then trivially true). None either when the scenario has
+    PodDisruptionBudgets: the reprieve order then depends on the budgets' status when the victims
+    were chosen (``model/preemption.py``), which no state keeps, so the claims are not stated."""
+    if not _max_accounting(ctx) or ctx.budgets:
         return []
     return [j for j in ctx.pod_range if _may_preempt_for_resize(ctx, j)]
 
