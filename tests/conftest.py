@@ -44,3 +44,14 @@ def default_matrix() -> tuple:
     ``ContextRun`` values of ``run_checks``): shared by the test modules that read the whole matrix,
     computed once per test process. Read-only."""
     return tuple(run_checks(default_scenarios(), list(VARIANTS), list(PROPERTIES), record_lifecycle=True))
+
+
+def assert_refused(document: dict, field: str, words: str) -> None:
+    """The scenario loader refuses ``document`` (as ``t.yaml``) with one line naming ``field`` and
+    saying ``words``."""
+    import pytest
+    from kepcheck.spec.scenarios import ScenarioError, parse_scenario
+    with pytest.raises(ScenarioError) as refused:
+        parse_scenario(document, "t.yaml")
+    message = str(refused.value)
+    assert message.startswith(f"t.yaml: {field}") and words in message and "\n" not in message, message

@@ -73,7 +73,7 @@ def test_every_counterexample_exports_and_validates(exports, files):
             objects[json.dumps(obj, sort_keys=True)] = obj
     for obj in objects.values():  # each distinct object once: the schema check is the slow part
         kubernetes_validate.validate(obj, "1.37.0", strict=True)
-    assert {obj["kind"] for obj in objects.values()} == {"Node", "PriorityClass", "Pod"}
+    assert {obj["kind"] for obj in objects.values()} == {"Node", "PriorityClass", "PodDisruptionBudget", "Pod"}
 
 
 COMMANDS = {"RequestResize": "--subresource resize --patch", "CreatePod": "kubectl create -f - <<'EOF'",
@@ -126,7 +126,8 @@ def _initial(scenario):
             actual = p.actual if p.actual is not None else allocated
             pods.append((p.name, p.priority, p.preemption_policy, p.node, absolute(p.requests), absolute(allocated),
                          absolute(actual), p.resize, p.nominated_node))
-    return scenario.resources, nodes, pods
+    budgets = [(b.name, b.pods, b.min_available) for b in scenario.budgets]
+    return scenario.resources, nodes, pods, budgets
 
 
 def test_round_trip_through_import(exports, files, tmp_path):

@@ -57,8 +57,12 @@ def test_the_snapshot_imports_field_by_field():
     assert dict(summary.dropped) == {
         "Node allocatable ephemeral-storage": 1, "Node allocatable pods": 2, "Node taints": 1, "Pod Succeeded": 1,
         "Pod limits": 3, "Pod qosClass Burstable": 5, "Pod qosClass Guaranteed": 1,
-        "Pod resource ephemeral-storage": 1, "PodDisruptionBudget": 1, "Service": 1,
+        "Pod resource ephemeral-storage": 1, "Service": 1,
+        "PodDisruptionBudget without an integer minAvailable (maxUnavailable or a percentage)": 1,
     }
+    # web-frontend-pdb (matchLabels app: web-frontend, namespace shop) selects the one pod with that label
+    assert document["podDisruptionBudgets"] == [{"name": "web-frontend-pdb", "pods": ["web-frontend-7d9f"],
+                                                 "minAvailable": 1}]
     assert summary.renamed == [("shop/cart-5c8b", "shop.cart-5c8b"), ("staging/cart-5c8b", "staging.cart-5c8b")]
     assert (summary.nodes, summary.pods, summary.pending) == (2, 6, 1)
 
@@ -87,6 +91,31 @@ MORE_PODS = [
 ]
 
 
+@pytest.mark.parametrize("spec, dropped", [
+    ({"minAvailable": "50%", "selector": {"matchLabels": {"app": "web-frontend"}}},
+     "PodDisruptionBudget without an integer minAvailable (maxUnavailable or a percentage)"),
+    ({"minAvailable": 1, "selector": {"matchLabels": {"app": "web-frontend"},
+                                      "matchExpressions": [{"key": "tier", "operator": "Exists"}]}},
+     "PodDisruptionBudget with matchExpressions"),
+    ({"minAvailable": 1, "selector": {}}, "PodDisruptionBudget selecting no kept pod"),  # empty: matches nothing
+    ({"minAvailable": 1, "selector": {"matchLabels": {"app": "checkout"}}}, "PodDisruptionBudget selecting no kept pod"),
+])
+def test_budgets_the_scenario_cannot_hold_are_counted_not_kept(spec, dropped):
+    objects = [o for o in read_objects(FIXTURE) if o.get("kind") != "PodDisruptionBudget"]
+    objects.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                    "metadata": {"name": "b", "namespace": "shop"}, "spec": spec})
+    document, summary = scenario_from_objects(objects, name="shop", source="snapshot.yaml")
+    assert "podDisruptionBudgets" not in document and summary.dropped[dropped] == 1
+
+
+def test_a_budget_in_another_namespace_selects_nothing_there():
+    objects = [o for o in read_objects(FIXTURE) if o.get("kind") != "PodDisruptionBudget"]
+    objects.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b", "namespace": "staging"},
+                    "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web-frontend"}}}})
+    document, summary = scenario_from_objects(objects, name="shop", source="snapshot.yaml")
+    assert "podDisruptionBudgets" not in document
+
+
 def test_the_three_totals_combine_into_the_models_pod_requests():
     """max(desired, allocated, actual) of the imported totals (max(allocated, actual) while
     Infeasible), the model's scheduler count, is the model's PodRequests of the whole pod with its
@@ -112,7 +141,7 @@ def test_the_written_scenario_loads_and_checks(tmp_path, capsys):
     code, stdout, err = _run(capsys, FIXTURE, "-o", out)
     assert (code, stdout) == (0, "")
     assert err.count("\n") == 1 and err.startswith("kepcheck: import: kept 2 nodes, 6 pods (1 pending); dropped: ")
-    assert "PodDisruptionBudget 1" in err and "renamed" in err
+    assert "PodDisruptionBudget without an integer minAvailable (maxUnavailable or a percentage) 1" in err and "renamed" in err
     scenario = load_scenario(out)
     assert [p.name for p in scenario.pods] == [p["name"] for p in EXPECTED_PODS]
     web = scenario.pods[1]

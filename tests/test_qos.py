@@ -16,12 +16,13 @@ import pytest
 from kepcheck.checks.search import explore, kep_system
 from kepcheck.checks.cli import main
 from kepcheck.spec.qos import qos_class
-from kepcheck.spec.scenarios import ScenarioError, load_scenario, parse_scenario
+from kepcheck.spec.scenarios import load_scenario, parse_scenario
 from kepcheck.spec.variants import VARIANTS
 from kepcheck.spec.vocabulary import ResizeReason
 from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
 
+from conftest import assert_refused
 from test_actions import build, enabled, get, names_enabled, run
 
 GI = 1024 ** 3
@@ -86,10 +87,7 @@ def test_the_loader_refuses_what_the_api_server_or_the_kubelet_would(document_ch
     a resize that changes the QoS class (``ValidatePodResize``: "Pod QOS Class may not change as a
     result of resizing"), and a pod that starts Deferred with a resize its kubelet marks Infeasible."""
     document = {"name": "t", "nodes": [NODE], "pods": [GUARANTEED, BATCH], **document_change}
-    with pytest.raises(ScenarioError) as refused:
-        parse_scenario(document, "t.yaml")
-    message = str(refused.value)
-    assert message.startswith(f"t.yaml: {field}") and words in message and "\n" not in message
+    assert_refused(document, field, words)
 
 
 def test_a_qos_changing_resize_is_exit_2_with_one_line(tmp_path, capsys):

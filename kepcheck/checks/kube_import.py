@@ -12,8 +12,11 @@ to resolve those). Pods are declared in order of ``status.startTime`` (then file
 model breaks start-time ties by declaration order. Pods of every owner are kept (DaemonSet and static
 pods hold capacity on their node as any other).
 
+PodDisruptionBudgets with an integer ``minAvailable`` and a ``matchLabels`` selector become the
+scenario's budgets (``checks/kube_budgets.py``).
+
 Left out, and reported in ``ImportSummary.line()`` rather than dropped silently: every other kind
-(PodDisruptionBudgets until the model has them, Services, ...), pods that ended (Succeeded, Failed)
+(Services, ...), budgets the scenario cannot hold (``checks/kube_budgets.py``), pods that ended (Succeeded, Failed)
 or are terminating, pods on nodes not kept, limits and QoS classes (the scenario format has no
 field for them), resources other than cpu and memory, a node's taints and ``unschedulable``, stale
 resize conditions the sizes contradict, and a nomination to a node not kept. A resize the kubelet
@@ -32,6 +35,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kepcheck.checks.kube_budgets import budgets_from_objects
 from kepcheck.checks.kube_objects import Fields, read_pod_sizes
 from kepcheck.spec.api_validation import dns1123_subdomain_problem
 from kepcheck.spec.limits import SNAPSHOT_MAX_BYTES, SNAPSHOT_MAX_NODES, cut, shown
@@ -121,6 +125,7 @@ class _Snapshot:
     nodes: list
     pods: list
     classes: dict  # PriorityClass name -> spec.priority_classes.PriorityClass
+    budgets: list = field(default_factory=list)  # (where, PodDisruptionBudget)
 
 
 def _sort(fields: Fields, objects: list, summary: ImportSummary) -> _Snapshot:
@@ -133,6 +138,8 @@ def _sort(fields: Fields, objects: list, summary: ImportSummary) -> _Snapshot:
             snapshot.nodes.append((where, obj))
         elif kind == "Pod":
             snapshot.pods.append((where, obj))
+        elif kind == "PodDisruptionBudget":
+            snapshot.budgets.append((where, obj))
         elif kind == "PriorityClass":
             name = fields.string(fields.mapping(obj, "metadata", where, True), "name", f"{where}.metadata", True)
             value = fields.integer(obj, "value", where)
@@ -374,6 +381,13 @@ def scenario_from_objects(objects: list[dict], *, name: str, nodes: list[str] | 
     summary.pending = sum(1 for pod in pods if "node" not in pod)
     document = {"name": name, "description": f"Imported from a cluster snapshot: {summary.nodes} node(s), "
                 f"{summary.pods} pod(s).", "nodes": [entry for _, entry in node_entries], "pods": pods}
+    objects_at = dict(snapshot.pods)
+    labelled = [(namespace, fields.mapping(fields.mapping(objects_at[where], "metadata", where), "labels",
+                                           f"{where}.metadata"), names[f"{namespace}/{pod_name}"])
+                for namespace, pod_name, _, _, where in kept]
+    budgets = budgets_from_objects(fields, snapshot.budgets, labelled, summary)
+    if budgets:
+        document["podDisruptionBudgets"] = budgets
     env = _environment(environment, names, undecided)
     if env:
         document["environment"] = env

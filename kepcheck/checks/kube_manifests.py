@@ -21,13 +21,15 @@ The objects (``initial_objects``), in the shape ``kubectl get -o yaml`` prints:
   (``-never`` for ``preemptionPolicy: Never``: the Priority admission plugin refuses a pod whose
   ``preemptionPolicy`` differs from its class's); the system priorities use the built-in classes
   ``system-cluster-critical`` and ``system-node-critical``, which are not written;
+* a PodDisruptionBudget per budget of the scenario (``checks/kube_budgets.py``: ``minAvailable`` and a
+  ``matchLabels`` selector on a label of its own, which the Pods it selects carry);
 * a Pod per pod of the initial state: one container with the pod's requests (desired), ``nodeName``
   for a bound pod, ``priorityClassName``, ``preemptionPolicy``, the KWOK toleration, and the status the
   cluster must reach (allocated and actual resources, the resize conditions, ``nominatedNodeName``).
   The API server ignores ``status`` on create, so a comment above the pod says what the cluster must
   reach and ``steps.sh`` builds it (created at the allocated size, then resized).
 
-Left out: limits, QoS, several containers, PodDisruptionBudgets and namespaces (the objects go to the
+Left out: limits, QoS, several containers and namespaces (the objects go to the
 current namespace), as the model leaves them out.
 """
 
@@ -46,6 +48,7 @@ from kepcheck.spec.vocabulary import Phase
 
 from kepcheck.checks.breach import Breach, find_breach
 from kepcheck.checks.exits import UsageError
+from kepcheck.checks.kube_budgets import budget_objects, pod_budget_labels
 from kepcheck.checks.itf import itf_action_labels, itf_loop, itf_setting, load_itf, state_values
 from kepcheck.checks.replaying import closed_loop
 from kepcheck.checks.result import VIOLATED, CheckResult, Trace, replay
@@ -214,7 +217,11 @@ def pod_object(ctx: Context, index: int, requests=None, record=None) -> dict:
         pod_spec["nodeName"] = record.node
     else:
         pod_spec["nodeSelector"] = {"type": "kwok"}
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": spec.name}, "spec": pod_spec}
+    metadata: dict = {"name": spec.name}
+    labels = pod_budget_labels(ctx.scenario, spec.name)
+    if labels:
+        metadata["labels"] = labels
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
     if record is not None:
         pod["status"] = _pod_status(ctx, record)
     return pod
@@ -228,10 +235,11 @@ def initial_pods(ctx: Context, trace: Trace) -> list[tuple[int, object]]:
 
 
 def initial_objects(ctx: Context, trace: Trace) -> list[dict]:
-    """Nodes, PriorityClasses and Pods of the trace's initial state (see the module's docstring)."""
+    """Nodes, PriorityClasses, PodDisruptionBudgets and Pods of the trace's initial state (see the
+    module's docstring)."""
     nodes = [_node_object(ctx, n) for n in ctx.node_range]
     pods = [pod_object(ctx, i, record=record) for i, record in initial_pods(ctx, trace)]
-    return nodes + _priority_classes(ctx) + pods
+    return nodes + _priority_classes(ctx) + budget_objects(ctx.scenario) + pods
 
 
 def must_reach(ctx: Context, record, name: str) -> str:
