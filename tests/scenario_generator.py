@@ -182,8 +182,9 @@ def scenarios(draw, *, min_nodes: int = 1, max_nodes: int = 5, min_pods: int = 2
 def replicate(document: dict[str, Any], copies: int) -> dict[str, Any]:
     """The disjoint union of ``copies`` renamed copies of a scenario document.
 
-    Copy ``k`` (from 1) renames node ``n`` to ``n-k`` and pod ``p`` to ``p-k``; environment menus
-    are concatenated and ``maxEvents`` summed. Only one scheduler restart is kept (the schema
+    Copy ``k`` (from 1) renames node ``n`` to ``n-k``, pod ``p`` to ``p-k`` and budget ``b`` to
+    ``b-k``; environment menus are concatenated and ``maxEvents`` summed; PriorityClasses are
+    declared once. Only one scheduler restart is kept (the schema
     allows at most one). Pods of one copy may be scheduled onto another copy's nodes: that is
     extra behaviour, never less.
     """
@@ -199,7 +200,12 @@ def replicate(document: dict[str, Any], copies: int) -> dict[str, Any]:
             + len(environment.get("deletions") or ()) + environment.get("schedulerRestarts", 0))
     max_events = environment.get("maxEvents", menu)
     merged: dict[str, Any] = {"resizes": [], "arrivals": [], "deletions": []}
+    if document.get("priorityClasses"):  # cluster-wide: declared once
+        result["priorityClasses"] = _copy.deepcopy(document["priorityClasses"])
+    budgets = []
     for k in range(1, copies + 1):
+        budgets += [{**_copy.deepcopy(b), "name": f"{b['name']}-{k}", "pods": [f"{p}-{k}" for p in b["pods"]]}
+                    for b in document.get("podDisruptionBudgets") or ()]
         node_name = lambda name: f"{name}-{k}"
         pod_name = lambda name: f"{name}-{k}"
         for node in document["nodes"]:
@@ -222,6 +228,8 @@ def replicate(document: dict[str, Any], copies: int) -> dict[str, Any]:
         out["maxEvents"] = max_events * copies if max_events else 0
     if out:
         result["environment"] = out
+    if budgets:
+        result["podDisruptionBudgets"] = budgets
     return result
 
 

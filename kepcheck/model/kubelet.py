@@ -12,7 +12,11 @@ request its node's static CPU or memory manager pins, ``spec/qos.py``): such a r
 retried until the pod is resized again. The retry order puts Guaranteed pods before Burstable ones.
 
 Left out: kubelet restarts, Infeasible for static pods, swap and pod-level resizes, the
-``pods_added`` retry trigger (a new pod only takes room, it never lets a pending resize through).
+``pods_added`` retry trigger (a new pod only takes room, it never lets a pending resize through),
+the age of the ``PodResizePending`` condition in the retry order (declaration order stands in for
+``lastTransitionTime``), the kubelet sorting its list when a resize is pushed rather than on every
+pass (the model re-sorts on every pass), and resize generations on the conditions (issue 11 gaps 4
+and 5).
 """
 
 from __future__ import annotations
