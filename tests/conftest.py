@@ -34,7 +34,13 @@ def context(scenario: str, variant: str, mutants: tuple = ()) -> Context:
 
 @lru_cache(maxsize=None)
 def results(scenario: str, variant: str, mutants: tuple = ()):
-    """Every CheckResult of one exploration, keyed by property name."""
+    """Every CheckResult of one exploration, keyed by property name: without mutants, those of the
+    shared default matrix (``default_matrix``, computed once per test process, which the test modules
+    that read the whole matrix need anyway), else a check of its own."""
+    if not mutants:
+        for run in default_matrix():
+            if run.ctx.scenario.name == scenario and run.ctx.variant.name == variant:
+                return {r.property: r for r in run.results}
     return {r.property: r for r in check_explicit(context(scenario, variant, mutants))}
 
 
