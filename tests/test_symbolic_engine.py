@@ -29,27 +29,14 @@ from kepcheck.model.mutants import MUTANTS
 from kepcheck.model.properties import PREDICATES
 from kepcheck.model.strengthening import PREEMPTION_LEMMAS, STRENGTHENING
 
-from conftest import SCENARIOS, context, manifest, results
+from conftest import SCENARIOS, context, cross_checked, results
 
 ALWAYS_PROPERTIES = [p for p in PROPERTIES if p.kind == ALWAYS]
 
-# Every default scenario under the two designs (alpha-1.37, beta-1.38), the baseline and the three
-# accountings (gate-off, kubelet-aligned, allocated-only); each other synchronous variant (one design
-# decision away from the alpha) on every scenario where the manifest expects it to give another
-# always-verdict than alpha-1.37, and on deferred-upsize-one-victim; and a sample under the stale
-# variants (whose unrollings are deeper and wider: resize-superseded alone takes a minute there).
-# (Every scenario under every synchronous variant took 235 s of CPU, a fifth of make test.)
+# The synchronous pairs of conftest.cross_checked, and a sample under the stale variants (whose
+# unrollings are deeper and wider: resize-superseded alone takes a minute there).
 SYNCHRONOUS = [v.name for v in VARIANTS if v.synchronous]
-EVERYWHERE = ("alpha-1.37", "beta-1.38", "gate-off", "kubelet-aligned", "allocated-only")
-
-
-def _differs_from_alpha(scenario: str, variant: str) -> bool:
-    return any(manifest().expected(scenario, variant, p.name).verdict
-               != manifest().expected(scenario, "alpha-1.37", p.name).verdict for p in ALWAYS_PROPERTIES)
-
-
-MATRIX = [(s, v) for v in SYNCHRONOUS for s in SCENARIOS
-          if v in EVERYWHERE or s == "deferred-upsize-one-victim" or _differs_from_alpha(s, v)] + [
+MATRIX = [(s, v) for v in SYNCHRONOUS for s in SCENARIOS if cross_checked(s, v)] + [
     ("later-competing-resize", "alpha-1.37-stale"), ("higher-priority-arrival", "beta-1.38-stale")]
 HOLDING_DEPTH = 3  # BMC depth for a scenario where the explicit engine finds no violation at all
 
