@@ -133,11 +133,11 @@ def test_numpy_vector_core_searches_as_the_interpreted_one(scenario):
 @needs_cc
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_compiled_vector_core_searches_as_the_interpreted_one(scenario):
-    """``alpha-1.37`` without symmetry; with symmetry every variant where the scenario has
-    interchangeable pods (the compiled evaluator canonicalises packed states)."""
+    """``alpha-1.37`` without symmetry; with symmetry every variant of ``variants_of`` where the
+    scenario has interchangeable pods (the compiled evaluator canonicalises packed states)."""
     ctx = context(scenario, "alpha-1.37")
     assert _summary(explore_kep(ctx, SAFETY, hand_over_at=0)) == _summary(explore(kep_system(ctx, SAFETY)))
-    for variant in VARIANTS:
+    for variant in variants_of(scenario):
         ctx = context(scenario, variant.name)
         if not symmetry_classes(ctx):
             continue
