@@ -53,7 +53,6 @@ __all__ = ["ImportSummary", "read_objects", "scenario_from_objects", "EXHAUSTIVE
 # on 4 nodes with 4 environment events, 21,888 states in 15 s; 16 pods on 4 nodes, 94,376 states and
 # not finished at a 60 s budget.
 EXHAUSTIVE_PODS, EXHAUSTIVE_NODES, EXHAUSTIVE_EVENTS = 12, 4, 4
-DEFAULT_POLICY = DEFAULT_PREEMPTION_POLICY
 ENDED_PHASES = ("Succeeded", "Failed")
 
 
@@ -145,7 +144,7 @@ def _sort(fields: Fields, objects: list, summary: ImportSummary) -> _Snapshot:
             value = fields.integer(obj, "value", where)
             if value is None:
                 fields.fail(f"{where}.value", "required field is missing")
-            policy = fields.string(obj, "preemptionPolicy", where) or DEFAULT_POLICY
+            policy = fields.string(obj, "preemptionPolicy", where) or DEFAULT_PREEMPTION_POLICY
             snapshot.classes[name] = PriorityClass(name, value, obj.get("globalDefault") is True, policy)
         else:
             summary.dropped[cut(kind)] += 1
@@ -197,7 +196,7 @@ def _priority(fields: Fields, spec: dict, where: str, classes: dict) -> tuple[in
                     "and the pod has no spec.priority")
     if priority is None:
         priority = found.value if found else 0
-    policy = fields.string(spec, "preemptionPolicy", f"{where}.spec") or (found.preemption_policy if found else DEFAULT_POLICY)
+    policy = fields.string(spec, "preemptionPolicy", f"{where}.spec") or (found.preemption_policy if found else DEFAULT_PREEMPTION_POLICY)
     return priority, policy
 
 
@@ -269,7 +268,7 @@ def _pod_entry(fields: Fields, where: str, pod: dict, context: dict, summary: Im
     priority, policy = _priority(fields, spec, where, context["classes"])
     entry: dict = {"node": node} if node is not None else {}
     entry["priority"] = priority
-    if policy != DEFAULT_POLICY:
+    if policy != DEFAULT_PREEMPTION_POLICY:
         entry["preemptionPolicy"] = policy
     undecided = None
     if node is not None:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import yaml
 
+from kepcheck.spec.api_validation import SYSTEM_PRIORITIES
 from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
 from kepcheck.spec.quantities import format_quantity
 from kepcheck.spec.vocabulary import Phase
@@ -65,7 +66,6 @@ IMAGE = "registry.k8s.io/pause:3.10"
 KWOK_KEY = "kwok.x-k8s.io/node"  # KWOK's annotation and taint key for fake nodes
 KWOK_TOLERATION = {"key": KWOK_KEY, "operator": "Exists", "effect": "NoSchedule"}
 OPT_OUT_OWNER = "kepcheck"
-SYSTEM_CLASSES = {2000000000: "system-cluster-critical", 2000001000: "system-node-critical"}
 _KINDS = {p.name: p.kind for p in PROPERTIES}
 _SCOPES = {p.name: p.scope for p in PROPERTIES}
 
@@ -160,15 +160,15 @@ def quantities(ctx: Context, vector) -> dict:
 
 def class_name(priority: int, policy: str) -> str:
     """The PriorityClass of a pod: ``kepcheck-priority-100``, ``kepcheck-priority-minus-5-never``."""
-    if priority in SYSTEM_CLASSES:
-        return SYSTEM_CLASSES[priority]
+    if priority in SYSTEM_PRIORITIES:
+        return SYSTEM_PRIORITIES[priority]
     value = f"minus-{-priority}" if priority < 0 else str(priority)
     return f"kepcheck-priority-{value}" + ("-never" if policy == "Never" else "")
 
 
 def _priority_classes(ctx: Context) -> list[dict]:
     pairs = sorted({(pod.priority, pod.preemption_policy) for pod in ctx.scenario.pods
-                    if pod.priority not in SYSTEM_CLASSES})
+                    if pod.priority not in SYSTEM_PRIORITIES})
     return [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": class_name(*pair)},
              "value": pair[0], "preemptionPolicy": pair[1], "globalDefault": False,
              "description": f"kepcheck: priority {pair[0]}, preemptionPolicy {pair[1]}"} for pair in pairs]
