@@ -18,6 +18,8 @@ updates (S-12), node allocatable changes (S-13, S-14), PodDisruptionBudgets, Pod
 
 from __future__ import annotations
 
+import pytest
+
 
 from kepcheck.checks.search import explore, kep_system
 from kepcheck.model.actions import next_steps
@@ -182,8 +184,9 @@ def test_retry_clears_the_condition_on_a_revert():
 # --- kubelet retry order (§2.3, K-11) -----------------------------------------------------------------
 
 def test_pending_resize_order_follows_kubelet_sort():
-    """K-11 without the QoS tie-break (not modelled): non-increasing first, then priority, then pods that
-    carry PodResizePending (older first; declaration order stands in for age), then pods without it."""
+    """K-11 without the QoS tie-break (``tests/test_qos.py``): non-increasing first, then priority, then
+    pods that carry PodResizePending (older first; the initial conditions tie, so declaration order),
+    then pods without it."""
     pods = [
         pod("pod5", "1", node="n1"),  # grows, no condition yet
         deferred("pod1", "1500m", "1", priority=100),
@@ -196,6 +199,36 @@ def test_pending_resize_order_follows_kubelet_sort():
     state = setp(ctx, state, "pod0", desired=units(ctx, "500m"), observed=False)
     order = [ctx.names[i] for i, condition in pending_resize_slots(ctx, state, 0) if condition]
     assert order == ["pod0", "pod1", "pod3", "pod4", "pod5"]
+
+
+def test_the_older_pending_condition_is_retried_first():
+    """``sortPendingResizes`` (reference §2.3): among equal priority and QoS class, the older
+    PodResizePending lastTransitionTime first. b's resize is Deferred first, so b is retried before a,
+    which is declared first (scenario 22)."""
+    ctx, state = build([node("n1", "4")], [pod("a", "1", node="n1", priority=10), pod("b", "1", node="n1", priority=10),
+                                           pod("base", "2", node="n1", priority=10)],
+                       {"resizes": [{"pod": "b", "requests": {"cpu": "2"}}, {"pod": "a", "requests": {"cpu": "2"}}]})
+    state = run(ctx, state, "RequestResize(pod=b, requests=[cpu 2])", "RetryPendingResizes(node=n1)",
+                "RequestResize(pod=a, requests=[cpu 2])", "RetryPendingResizes(node=n1)")
+    assert [get(ctx, state, name).resize for name in "ab"] == [ResizeReason.DEFERRED] * 2
+    assert [get(ctx, state, name).pending_since for name in "ab"] == [1, 0]
+    assert [ctx.names[i] for i, condition in pending_resize_slots(ctx, state, 0) if condition] == ["b", "a"]
+
+
+@pytest.mark.parametrize("before, after, rank", [
+    (ResizeReason.DEFERRED, ResizeReason.DEFERRED, 0),  # the same reason again: lastTransitionTime kept
+    (ResizeReason.INFEASIBLE, ResizeReason.DEFERRED, 1),  # the reason changed: a new lastTransitionTime
+    (ResizeReason.NONE, ResizeReason.DEFERRED, 1),  # a new condition
+])
+def test_a_pending_condition_gets_a_new_time_when_it_appears_or_its_reason_changes(before, after, rank):
+    """The status manager keeps lastTransitionTime while the reason is unchanged and sets it anew when the
+    reason changes (kubernetes/kubernetes #131478, closed: "consider the changed reason as deleting the
+    condition and adding a new one"). ``other`` has carried Deferred all along."""
+    from kepcheck.model.queue_order import stamped
+    ctx, state = build([node("n1", "4")], [deferred("other", "2", "1"), deferred("web", "2", "1")])
+    old = setp(ctx, state, "web", resize=before)
+    new = setp(ctx, state, "web", resize=after)
+    assert get(ctx, stamped(ctx, old, new), "web").pending_since == rank
 
 
 def test_when_only_one_upsize_fits_the_higher_priority_pod_gets_it():

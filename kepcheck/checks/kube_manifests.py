@@ -23,7 +23,8 @@ The objects (``initial_objects``), in the shape ``kubectl get -o yaml`` prints:
   ``system-cluster-critical`` and ``system-node-critical``, which are not written;
 * a PodDisruptionBudget per budget of the scenario (``checks/kube_budgets.py``: ``minAvailable`` and a
   ``matchLabels`` selector on a label of its own, which the Pods it selects carry);
-* a Pod per pod of the initial state: one container with the pod's requests (desired), ``nodeName``
+* a Pod per pod of the initial state: one container with the pod's requests (desired; for a pod the
+  scenario gives containers, their totals: the containers themselves are not exported), ``nodeName``
   for a bound pod, ``priorityClassName``, ``preemptionPolicy``, the KWOK toleration, and the status the
   cluster must reach (allocated and actual resources, the resize conditions, ``nominatedNodeName``).
   The API server ignores ``status`` on create, so a comment above the pod says what the cluster must

@@ -22,10 +22,10 @@ What is modelled (the design's ``reference/kubernetes.md``, cited as "reference 
 
 Two layers. This module holds the first: the *vector* functions (``combine_totals``, ``kubelet_*``, ``deferred_fit_delta``)
 take tuples with one entry per resource and are written only with ``model/expr.py`` helpers, so
-they evaluate on plain ints and on Z3 terms alike; the state machine (one container per pod) calls
+they evaluate on plain ints and on Z3 terms alike; the state machine (which holds each pod's totals) calls
 them directly. The second, ``model/pod_requests.py``: the *pod* functions (``pod_requests``, ``pod_limits``) take a ``Pod`` with named
 containers and ``dict`` resource maps, follow the upstream code step by step, and are built on
-``combine_totals`` — so the model's one-container pods and the general pods share one rule.
+``combine_totals`` — so the model's pod totals and the general pods share one rule.
 
 Resource maps follow Kubernetes ``ResourceList`` semantics: a resource that is absent contributes
 nothing (it is not zero-filled), and a result only names resources that something contributed

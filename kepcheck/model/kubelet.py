@@ -9,14 +9,20 @@ time is abstract, it may happen at any time).
 
 The kubelet's own Infeasible decision comes first (``resize_infeasible``: a Guaranteed pod changing a
 request its node's static CPU or memory manager pins, ``spec/qos.py``): such a resize is never
-retried until the pod is resized again. The retry order puts Guaranteed pods before Burstable ones.
+retried until the pod is resized again.
+
+The retry order is ``sortPendingResizes``'s: non-increasing first, priority, QoS class, then the age of
+the ``PodResizePending`` condition (its lastTransitionTime as a rank, ``model/queue_order.py``). The
+kubelet sorts its list only when it pushes a pod that is not in it yet; the model sorts on every pass,
+which gives the same order: a pod stays in the list only while Deferred, and so increasing (a resize
+that increases nothing is always allocated, in the pass it is pushed), its priority and class never
+change, and a condition set during a pass is newer than every condition set before it, as the
+pod without one was ranked after them.
 
 Left out: kubelet restarts, Infeasible for static pods, swap and pod-level resizes, the
 ``pods_added`` retry trigger (a new pod only takes room, it never lets a pending resize through),
-the age of the ``PodResizePending`` condition in the retry order (declaration order stands in for
-``lastTransitionTime``), the kubelet sorting its list when a resize is pushed rather than on every
-pass (the model re-sorts on every pass), and resize generations on the conditions (issue 11 gaps 4
-and 5).
+the order of pushes within one step (several pods the kubelet has not looked at are handled in one
+pass, in declaration order among equal keys), and resize generations on the conditions (issue 11 gap 5).
 """
 
 from __future__ import annotations
@@ -69,13 +75,12 @@ def _increases(pod: PodState):
 
 
 @overridable
-def retry_order_key(ctx: Context, index: int, increases: bool, undecided: bool) -> tuple:
-    """The kubelet's sort key of a pending resize (reference §2.3): resizes that increase no request
-    first, then higher priority, then pods that already carry PodResizePending before those that
-    do not, then age (declaration order stands in for lastTransitionTime). The reference's order is
-    priority, QoS class (Guaranteed first), then condition age; the QoS tier is kept before
-    ``undecided`` here, as ``sortPendingResizes`` compares it first."""
-    return increases, -ctx.priorities[index], QOS_CLASSES.index(ctx.qos_classes[index]), undecided, index
+def retry_order_key(ctx: Context, index: int, increases: bool, undecided: bool, since: int) -> tuple:
+    """The kubelet's sort key of a pending resize (``sortPendingResizes``, reference §2.3): resizes that
+    increase no request first, then higher priority, then Guaranteed before Burstable, then pods that
+    carry PodResizePending, the older condition first (``since``: the rank of its lastTransitionTime,
+    ``model/queue_order.py``), then those that carry none; equal ages in declaration order."""
+    return increases, -ctx.priorities[index], QOS_CLASSES.index(ctx.qos_classes[index]), undecided, since, index
 
 
 def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[int, object]]:
@@ -96,10 +101,13 @@ def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[in
             continue
         increases = _increases(pod)
         undecided = pod.resize == ResizeReason.NONE
-        for up, new in product((False, True), repeat=2):
-            condition = and_(pending, increases == up, undecided == new)
+        if type(increases) is bool and type(undecided) is bool and type(pod.pending_since) is int:
+            slots.append((retry_order_key(ctx, i, increases, undecided, pod.pending_since), i, pending))
+            continue
+        for up, new, since in product((False, True), (False, True), range(len(state.pods))):
+            condition = and_(pending, increases == up, undecided == new, pod.pending_since == since)
             if not is_false(condition):
-                slots.append((retry_order_key(ctx, i, up, new), i, condition))
+                slots.append((retry_order_key(ctx, i, up, new, since), i, condition))
     slots.sort(key=lambda slot: slot[0])
     return [(i, condition) for _, i, condition in slots]
 

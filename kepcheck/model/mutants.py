@@ -54,8 +54,12 @@ def _deferred_size_forgotten(original, ctx, pod):
     return ite(pod.resize == ResizeReason.DEFERRED, vmax(pod.allocated, pod.actual), original(ctx, pod))
 
 
-def _priority_ignored(original, ctx, index, increases, undecided):
-    return increases, undecided, index
+def _priority_ignored(original, ctx, index, increases, undecided, since):
+    return increases, undecided, since, index
+
+
+def _condition_age_ignored(original, ctx, index, increases, undecided, since):
+    return original(ctx, index, increases, undecided, 0)
 
 
 def _allocation_only_of_others(original, ctx, pod):
@@ -105,6 +109,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("kubelet-ignores-priority", "the kubelet retries pending resizes without regard to priority",
            "KubeletHonorsReservation", "kubelet-aligned", "competing-resizes", 3,
            (("retry_order_key", _priority_ignored),)),
+    Mutant("kubelet-ignores-condition-age", "the kubelet retries pending resizes of equal priority and QoS class "
+           "in declaration order, not oldest PodResizePending first", "KubeletHonorsReservation", "alpha-1.37",
+           "older-deferred-resize-first", 5,
+           (("retry_order_key", _condition_age_ignored),)),
     Mutant("no-reprieve", "preemption evicts every lower-priority pod, skipping the greedy reprieve",
            "NoVictimWithoutNeed", "alpha-1.37", "resize-superseded", 1,
            (("reprieve", _no_reprieve),)),

@@ -6,8 +6,8 @@ what the pod status reports (``allocatedResources``, ``resources``), plus overhe
 resources. ``pod_requests`` and ``pod_limits`` follow the upstream code step by step, with the
 v1.37 rule "max of sums" (three pod totals, desired S, allocated A and actual R, each built with
 the KEP-753 init/sidecar formula, combined per resource by ``model/accounting.combine_totals``)
-and the v1.33–v1.36 rule "sum of maxes" (per container). So the state machine's one-container
-pods (which call ``combine_totals`` on vectors) and these general pods share one rule; the
+and the v1.33–v1.36 rule "sum of maxes" (per container). So the state machine's pod totals
+(which it combines with ``combine_totals`` on vectors) and these general pods share one rule; the
 conformance tests check both against the Kubernetes test cases of reference §7.1.
 
 Resource maps follow Kubernetes ``ResourceList`` semantics: a resource that is absent contributes
@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional
+
+from kepcheck.spec.pod_resources import add_into, aggregate, apply_pod_level, names_pod_level_resource
 
 from kepcheck.model.accounting import combine_totals
 from kepcheck.model.expr import ite, max2
@@ -150,18 +152,6 @@ def is_resize_infeasible(pod: Pod) -> bool:
 # --- resource maps ---------------------------------------------------------------------------------
 
 
-def _add_into(total: dict, resources: Optional[ResourceMap]) -> None:
-    """``addResourceList``: add every named resource; absent resources are left alone."""
-    for name, value in (resources or {}).items():
-        total[name] = total[name] + value if name in total else value
-
-
-def _max_into(total: dict, resources: Optional[ResourceMap]) -> None:
-    """``maxResourceList``: per-resource maximum; a resource absent from ``total`` is taken as is."""
-    for name, value in (resources or {}).items():
-        total[name] = max2(total[name], value) if name in total else value
-
-
 def _combine_maps(desired: Optional[ResourceMap], allocated: Optional[ResourceMap],
                   actual: Optional[ResourceMap], infeasible: bool) -> dict:
     """``combine_totals`` on resource maps, with absent resources contributing nothing.
@@ -184,32 +174,9 @@ def _combine_maps(desired: Optional[ResourceMap], allocated: Optional[ResourceMa
 
 
 def _aggregate(pod: Pod, contribution: Callable[[Container], Optional[ResourceMap]]) -> dict:
-    """``aggregateContainerResourcesByFn``: the KEP-753 formula (reference §1.4).
-
-    Regular containers and sidecars are summed; each non-restartable init container needs its own
-    value plus the sidecars declared before it; a sidecar's init-phase peak is the sidecars up to
-    and including it; the result is the per-resource maximum of the running sum and every peak.
-    """
-    result: dict = {}
-    for container in pod.containers:
-        if container.kind == "regular":
-            _add_into(result, contribution(container))
-    sidecars_so_far: dict = {}
-    init_peak: dict = {}
-    for container in pod.containers:
-        if container.kind == "regular":
-            continue
-        resources = contribution(container)
-        if container.kind == "sidecar":
-            _add_into(result, resources)
-            _add_into(sidecars_so_far, resources)
-            _max_into(init_peak, sidecars_so_far)
-        else:
-            during_init = dict(sidecars_so_far)
-            _add_into(during_init, resources)
-            _max_into(init_peak, during_init)
-    _max_into(result, init_peak)
-    return result
+    """``aggregateContainerResourcesByFn``: the KEP-753 formula (reference §1.4, ``spec/pod_resources.py``)
+    over one contribution per container."""
+    return aggregate(((c.kind, contribution(c)) for c in pod.containers), max2)
 
 
 def _minus_overhead(resources: Optional[ResourceMap], overhead: Optional[ResourceMap]) -> Optional[ResourceMap]:
@@ -221,22 +188,6 @@ def _minus_overhead(resources: Optional[ResourceMap], overhead: Optional[Resourc
         if name in result:
             result[name] = max2(result[name] - value, 0)
     return result
-
-
-def _is_pod_level_resource(name: str) -> bool:
-    """cpu, memory and hugepages-* can be set at pod level (``IsSupportedPodLevelResource``, §1.5)."""
-    return name in ("cpu", "memory") or name.startswith("hugepages-")
-
-
-def _names_pod_level_resource(resources: Optional[ResourceMap]) -> bool:
-    return any(_is_pod_level_resource(name) for name in (resources or {}))
-
-
-def _apply_pod_level(result: dict, effective: Optional[ResourceMap]) -> None:
-    """``applyPodLevelResources``: a pod-level value replaces the container aggregate (§1.5)."""
-    for name, value in (effective or {}).items():
-        if _is_pod_level_resource(name):
-            result[name] = value
 
 
 def _check_rule(rule: str) -> None:
@@ -302,7 +253,7 @@ def pod_requests(pod: Pod, *, use_status_resources: bool = True, rule: str = "v1
     _check_rule(rule)
     result = _aggregate_requests(pod, use_status_resources=use_status_resources, rule=rule,
                                  pod_level_vertical_scaling=pod_level_vertical_scaling)
-    if _names_pod_level_resource(pod.pod_requests):  # IsPodLevelRequestsSet
+    if names_pod_level_resource(pod.pod_requests):  # IsPodLevelRequestsSet
         effective = pod.pod_requests
         if (pod_level_vertical_scaling and use_status_resources
                 and (pod.has_status_resources or pod.pod_allocated is not None)):
@@ -312,9 +263,9 @@ def pod_requests(pod: Pod, *, use_status_resources: bool = True, rule: str = "v1
                                       _minus_overhead(pod.pod_allocated, pod.overhead),
                                       _minus_overhead(pod.pod_actual, pod.overhead),
                                       is_resize_infeasible(pod))
-        _apply_pod_level(result, effective)
+        apply_pod_level(result, effective)
     if not exclude_overhead:
-        _add_into(result, pod.overhead)
+        add_into(result, pod.overhead)
     return result
 
 
@@ -362,13 +313,13 @@ def pod_limits(pod: Pod, *, use_status_resources: bool = True, rule: str = "v1.3
     _check_rule(rule)
     result = _aggregate_limits(pod, use_status_resources=use_status_resources, rule=rule,
                                pod_level_vertical_scaling=pod_level_vertical_scaling)
-    if _names_pod_level_resource(pod.pod_requests) or _names_pod_level_resource(pod.pod_limits):  # IsPodLevelResourcesSet
+    if names_pod_level_resource(pod.pod_requests) or names_pod_level_resource(pod.pod_limits):  # IsPodLevelResourcesSet
         effective = pod.pod_limits
         if pod_level_vertical_scaling and use_status_resources and pod.has_status_resources:
             effective = _combine_maps(pod.pod_limits, None,
                                       _minus_overhead(pod.pod_actual_limits, pod.overhead),
                                       is_resize_infeasible(pod))
-        _apply_pod_level(result, effective)
+        apply_pod_level(result, effective)
     for name, value in (pod.overhead or {}).items():
         if name in result:
             result[name] = ite(result[name] != 0, result[name] + value, result[name])

@@ -66,6 +66,7 @@ def _pod_domains(ctx: Context) -> dict:
 
     return {"phase": span(Phase), "node": (NO_NODE, nodes - 1), "resize": span(ResizeReason), "queue": span(Queue),
             "nominated": (NO_NODE, nodes - 1), "preempted_by": (NO_POD, pods - 1), "queued_at": (0, pods - 1),
+            "pending_since": (0, pods - 1),
             "seen_phase": span(Phase),
             "seen_node": (NO_NODE, nodes - 1), "seen_resize": span(ResizeReason), "evicting_for": (NO_POD, pods - 1)}
 

@@ -5,10 +5,11 @@ node, whether the kubelet owes a retry pass over its pending resizes. Everything
 priorities, node allocatable, the environment's menu, the variant) lives in ``Context``
 (``model/context.py``), not in the state.
 
-Each pod is one container with small integer sizes per resource (the scenario loader scales
-Kubernetes quantities down by their common divisor). Accounting is always done by
-``model/accounting.py`` (reference §1), the rule ``model/pod_requests.py`` applies to general
-multi-container pods.
+Each pod holds its ``PodRequests`` totals (desired, allocated, actual), small integer sizes per
+resource (the scenario loader adds a pod's containers up with the KEP-753 formula,
+``spec/pod_resources.py``, and scales Kubernetes quantities down by their common divisor); the
+containers themselves are not in the state. Accounting is always done by ``model/accounting.py``
+(reference §1), the rule ``model/pod_requests.py`` applies to general multi-container pods.
 
 Fields that are not Kubernetes API state are marked:
 * scheduler memory (lost on scheduler restart): ``queue``, ``assumed``, ``tracking``;
@@ -56,6 +57,7 @@ class _PodFields:
     assumed: tuple = ()  # scheduler memory (reservation=assume): the size held in the cache (all zero: none)
     tracking: bool = False  # scheduler memory (in-memory guard): victims in flight are tracked
     queued_at: int = 0  # scheduler memory: the queue timestamp as a rank among queued pods (0 = oldest; ties allowed)
+    pending_since: int = 0  # PodResizePending's lastTransitionTime as a rank among running pods with one (model/queue_order.py)
     # stale view only: the scheduler's informer copy (cache and queue) of the API fields above
     seen_phase: object = None
     seen_node: object = None
@@ -139,7 +141,8 @@ def type_ok(state: State, pod_count: int, node_count: int, width: int) -> bool:
             return False
         if not (NO_NODE <= pod.node < node_count and NO_NODE <= pod.nominated < node_count):
             return False
-        if not (NO_POD <= pod.preempted_by < pod_count) or not 0 <= pod.queued_at < pod_count:
+        if not (NO_POD <= pod.preempted_by < pod_count) or not 0 <= pod.queued_at < pod_count \
+                or not 0 <= pod.pending_since < pod_count:
             return False
         for vector in (pod.desired, pod.allocated, pod.actual):
             if len(vector) != width or any(v < 0 for v in vector):

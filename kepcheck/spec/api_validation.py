@@ -32,12 +32,13 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "DNS1123_SUBDOMAIN_MAX_LENGTH", "LABEL_KEY_NAME_MAX_LENGTH", "MAX_OPT_OUT_OWNERS",
+    "DNS1123_SUBDOMAIN_MAX_LENGTH", "DNS1123_LABEL_MAX_LENGTH", "LABEL_KEY_NAME_MAX_LENGTH", "MAX_OPT_OUT_OWNERS",
     "HIGHEST_USER_DEFINABLE_PRIORITY", "SYSTEM_PRIORITIES", "INT32_MIN", "INT32_MAX",
-    "dns1123_subdomain_problem", "label_key_problem", "priority_problem",
+    "dns1123_subdomain_problem", "dns1123_label_problem", "label_key_problem", "priority_problem",
 ]
 
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
+DNS1123_LABEL_MAX_LENGTH = 63
 LABEL_KEY_NAME_MAX_LENGTH = 63
 MAX_OPT_OUT_OWNERS = 20
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -45,10 +46,13 @@ SYSTEM_PRIORITIES = {2_000_000_000: "system-cluster-critical", 2_000_001_000: "s
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 _DNS1123_LABEL = r"[a-z0-9](?:[-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_PATTERN = re.compile(_DNS1123_LABEL)
 _DNS1123_SUBDOMAIN = re.compile(rf"{_DNS1123_LABEL}(?:\.{_DNS1123_LABEL})*")
 _LABEL_KEY_NAME = re.compile(r"(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _SUBDOMAIN_RULE = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
                    "'-' or '.', and must start and end with an alphanumeric character")
+_LABEL_RULE = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+               "and must start and end with an alphanumeric character")
 _LABEL_KEY_RULE = ("a label key's name part must consist of alphanumeric characters, '-', '_' or '.', "
                    "and must start and end with an alphanumeric character")
 
@@ -63,6 +67,11 @@ def _length_then_pattern(value: str, limit: int, pattern, rule: str, part: str =
 def dns1123_subdomain_problem(value: str) -> str | None:
     """``IsDNS1123Subdomain``."""
     return _length_then_pattern(value, DNS1123_SUBDOMAIN_MAX_LENGTH, _DNS1123_SUBDOMAIN, _SUBDOMAIN_RULE)
+
+
+def dns1123_label_problem(value: str) -> str | None:
+    """``IsDNS1123Label`` (a container name: ``validateContainers``)."""
+    return _length_then_pattern(value, DNS1123_LABEL_MAX_LENGTH, _DNS1123_LABEL_PATTERN, _LABEL_RULE)
 
 
 def label_key_problem(value: str) -> str | None:

@@ -1,5 +1,5 @@
-"""The scenario loader's limits and QoS classes: a pod's limits (one container's, in the one-vector
-form), the QoS class they give it, and the API and kubelet rules that follow (``spec/qos.py``).
+"""The scenario loader's limits and QoS classes: a pod's limits (in the one-vector
+form; a pod with containers: ``spec/scenario_containers.py``), the QoS class they give it, and the API and kubelet rules that follow (``spec/qos.py``).
 
 - ``limits`` on a pod or an arrival: requests default to the limits where absent, and may not exceed
   them; the pod's QoS class is derived (``GetPodQOS``) and fixed for its life.
@@ -19,30 +19,33 @@ from kepcheck.spec.limits import shown
 from kepcheck.spec.qos import defaulted_requests, infeasible_resources, over_limit, qos_class
 from kepcheck.spec.scenario_fields import FieldReader
 
-__all__ = ["read_requests_and_limits", "check_resizes_keep_qos", "check_not_deferred_if_infeasible"]
+__all__ = ["read_requests_and_limits", "check_within_limits", "check_resizes_keep_qos", "check_not_deferred_if_infeasible"]
 
 
 def read_requests_and_limits(reader: FieldReader, raw: dict, where: str) -> tuple[dict, dict | None, str]:
     """(requests after defaulting, limits or None, QoS class) of a pod's fields."""
     limits = reader.resources(raw["limits"], f"{where}.limits") if "limits" in raw else None
     requests = defaulted_requests(reader.resources(raw["requests"], f"{where}.requests"), limits)
-    _check_within_limits(reader, requests, limits, f"{where}.requests")
+    check_within_limits(reader, requests, limits, f"{where}.requests")
     return requests, limits, qos_class([(requests, limits)])
 
 
-def _check_within_limits(reader: FieldReader, requests: dict, limits: dict | None, where: str) -> None:
+def check_within_limits(reader: FieldReader, requests: dict, limits: dict | None, where: str) -> None:
     name = over_limit(requests, limits)
     if name is not None:
         reader.fail(f"{where}.{name}", f"must be less than or equal to {name} limit (API validation)")
 
 
 def check_resizes_keep_qos(reader: FieldReader, resize_fields: list, pod_fields: list, pod_names: dict) -> None:
-    """Each resize's requests and limits, the pod's where the PATCH leaves them out, keep the pod's class."""
+    """Each resize's requests and limits, the pod's where the PATCH leaves them out, keep the pod's class
+    (a pod with containers: ``spec/scenario_containers.py`` checks its resizes container by container)."""
     for i, (pod_name, requests, limits) in enumerate(resize_fields):
         where, pod = f"environment.resizes[{i}]", pod_fields[pod_names[pod_name]]
+        if pod.get("containers"):
+            continue
         new_limits = {**(pod["limits"] or {}), **(limits or {})} or None
         new_requests = {**pod["requests"], **requests}
-        _check_within_limits(reader, new_requests, new_limits, f"{where}.requests")
+        check_within_limits(reader, new_requests, new_limits, f"{where}.requests")
         new_class = qos_class([(new_requests, new_limits)])
         if new_class != pod["qos"]:
             reader.fail(where, f"would change pod {shown(pod_name)}'s QoS class from {pod['qos']} to {new_class}: "

@@ -31,6 +31,7 @@ from kepcheck.spec.limits import shown
 from kepcheck.spec.priority_classes import PREEMPTION_POLICIES, read_priority, read_priority_classes
 from kepcheck.spec.quantities import format_quantity
 from kepcheck.spec.qos import CPU_MANAGER_POLICIES, MEMORY_MANAGER_POLICIES
+from kepcheck.spec.scenario_containers import CONTAINER_FIELDS, read_containers, read_resize
 from kepcheck.spec.scenario_fields import FieldReader, ScenarioError
 from kepcheck.spec.scenario_qos import check_not_deferred_if_infeasible, check_resizes_keep_qos, read_requests_and_limits
 from kepcheck.spec.vocabulary import RESOURCE_NAMES
@@ -67,6 +68,11 @@ class PodSpec:
     nominated_node: str | None = None
     arrival: bool = False  # created by the environment, absent at the start
     qos_class: str = "Burstable"  # GetPodQOS of its requests and limits (spec/qos.py)
+    # a pod that gives containers (spec/scenario_containers.py; requests/allocated/actual are their totals),
+    # in quantities: its containers, overhead and pod-level requests as sorted (resource, quantity) pairs
+    containers: tuple = ()
+    overhead: tuple | None = None
+    pod_requests: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -108,10 +114,9 @@ class Scenario:
 _TOP = {"name", "description", "nodes", "pods", "environment", "priorityClasses", "podDisruptionBudgets"}
 _NODE = {"name", "allocatable", "disableResizePreemption", "cpuManagerPolicy", "memoryManagerPolicy"}
 _POD = {"name", "node", "priority", "priorityClassName", "preemptionPolicy", "requests", "limits", "allocated",
-        "actual", "resize", "nominatedNodeName"}
-_ARRIVAL = {"name", "priority", "priorityClassName", "preemptionPolicy", "requests", "limits"}
+        "actual", "resize", "nominatedNodeName", *CONTAINER_FIELDS}
+_ARRIVAL = {"name", "priority", "priorityClassName", "preemptionPolicy", "requests", "limits", *CONTAINER_FIELDS}
 _ENV = {"resizes", "arrivals", "deletions", "schedulerRestarts", "maxEvents", "recreations"}
-_RESIZE = {"pod", "requests", "limits"}
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -156,7 +161,7 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
     classes = read_priority_classes(reader, top.get("priorityClasses"))
     pod_fields, arrivals = _read_pods(reader, top["pods"], environment, node_names, classes)
     pod_names = {p["name"]: i for i, p in enumerate(pod_fields)}
-    resize_fields, deletions, restarts, recreations, max_events = _read_environment(reader, environment, pod_names,
+    resize_fields, deletions, restarts, recreations, max_events = _read_environment(reader, environment, pod_fields,
                                                                                     arrivals)
     resources, scale = _scale(node_fields, pod_fields, resize_fields)
     nodes = tuple(NodeSpec(n, scale(a), d, *policies) for n, a, d, policies in node_fields)
@@ -166,7 +171,8 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
             name=pod["name"], priority=pod["priority"], requests=scale(pod["requests"]), node=pod["node"],
             allocated=scale(pod["allocated"]), actual=scale(pod["actual"]),
             preemption_policy=pod["policy"], resize=pod["resize"], nominated_node=pod["nominated"],
-            arrival=pod["arrival"], qos_class=pod["qos"],
+            arrival=pod["arrival"], qos_class=pod["qos"], containers=pod.get("containers", ()),
+            overhead=pod.get("overhead"), pod_requests=pod.get("pod_requests"),
         )
         _check_pod(reader, spec, pod["where"], nodes[node_names[spec.node]] if spec.node is not None else None)
         check_not_deferred_if_infeasible(reader, spec, pod["where"], nodes, resources)
@@ -194,7 +200,8 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
     named: dict[str, set] = {}
     events = []
     for i, (pod_name, raw, _) in enumerate(resize_fields):
-        where, pod = f"environment.resizes[{i}].requests", pods[pod_names[pod_name]]
+        pod = pods[pod_names[pod_name]]
+        where = f"environment.resizes[{i}]." + ("containers" if pod.containers else "requests")
         if named.setdefault(pod_name, set(raw)) != set(raw):
             reader.fail(where, f"names other resources than an earlier resize of pod {shown(pod_name)}: resizes of "
                         "one pod that name different resources are not modelled (the resources a PATCH leaves out "
@@ -247,11 +254,11 @@ def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: d
     pod_fields = []
     for i, raw in enumerate(raw_pods):
         where = f"pods[{i}]"
-        reader.mapping(raw, where, _POD, ("name", "requests"))
+        reader.mapping(raw, where, _POD, ("name",))
         pod_fields.append(_read_pod(reader, raw, where, node_names, classes, arrival=False))
     for i, raw in enumerate(raw_arrivals):
         where = f"environment.arrivals[{i}]"
-        reader.mapping(raw, where, _ARRIVAL, ("name", "requests"))
+        reader.mapping(raw, where, _ARRIVAL, ("name",))
         pod_fields.append(_read_pod(reader, raw, where, node_names, classes, arrival=True))
     if not pod_fields:
         reader.fail("pods", "at least one pod is required")
@@ -259,18 +266,14 @@ def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: d
     return pod_fields, len(raw_arrivals)
 
 
-def _read_environment(reader: FieldReader, environment: dict, pod_names: dict, arrivals: int) -> tuple:
+def _read_environment(reader: FieldReader, environment: dict, pod_fields: list, arrivals: int) -> tuple:
     """(resizes as (pod, requests), deletions, scheduler restarts, recreations, maxEvents) of the
     environment. Each menu entry happens at most once, so a repeated resize (same pod, same
     requests), deletion or recreation is refused. A recreation is a controller (a StatefulSet keeps
     the name) creating the pod again, pending at its declared requests, once it is gone."""
-    resize_fields = []
-    for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes")):
-        where = f"environment.resizes[{i}]"
-        reader.mapping(raw, where, _RESIZE, ("pod", "requests"))
-        pod = reader.reference(raw["pod"], f"{where}.pod", pod_names, "pod")
-        limits = reader.resources(raw["limits"], f"{where}.limits") if "limits" in raw else None
-        resize_fields.append((pod, reader.resources(raw["requests"], f"{where}.requests"), limits))
+    pod_names, by_name, named = {p["name"]: i for i, p in enumerate(pod_fields)}, {p["name"]: p for p in pod_fields}, {}
+    resize_fields = [read_resize(reader, raw, f"environment.resizes[{i}]", by_name, named)
+                     for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes"))]
     _distinct_resizes(reader, resize_fields)
     raw_deletions = reader.sequence(environment.get("deletions"), "environment.deletions")
     deletions = [reader.reference(raw, f"environment.deletions[{i}]", pod_names, "pod")
@@ -338,14 +341,17 @@ def _read_pod(reader: FieldReader, raw: dict, where: str, node_names: dict, clas
     resize = raw.get("resize")
     if resize is not None:
         reader.one_of(resize, f"{where}.resize", INITIAL_RESIZES)
+    fields = {"name": name, "node": node, "priority": priority, "policy": policy, "resize": resize,
+              "nominated": nominated, "arrival": arrival, "where": where}
+    shape = read_containers(reader, raw, where, running=node is not None)
+    if shape is not None:
+        return {**fields, **shape}
+    if "requests" not in raw:
+        reader.fail(f"{where}.requests", "required field is missing (or give containers)")
     requests, limits, qos = read_requests_and_limits(reader, raw, where)
     allocated = reader.resources(raw["allocated"], f"{where}.allocated") if "allocated" in raw else None
     actual = reader.resources(raw["actual"], f"{where}.actual") if "actual" in raw else None
-    return {
-        "name": name, "node": node, "priority": priority,
-        "policy": policy, "resize": resize, "requests": requests, "allocated": allocated, "actual": actual,
-        "nominated": nominated, "arrival": arrival, "where": where, "limits": limits, "qos": qos,
-    }
+    return {**fields, "requests": requests, "allocated": allocated, "actual": actual, "limits": limits, "qos": qos}
 
 
 def _check_pod(reader: FieldReader, pod: PodSpec, where: str, node: NodeSpec | None) -> None:

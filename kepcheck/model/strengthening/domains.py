@@ -54,13 +54,16 @@ def one_of(vector, options):
 
 
 def fields_in_range(ctx: Context, state: State):
-    """Every enumerated field holds one of its values; indices name a node or a pod (or none)."""
+    """Every enumerated field holds one of its values; indices name a node or a pod (or none); the
+    rank of a PodResizePending condition's age is a rank among the pods (the kubelet's retry pass
+    looks a pod up by it)."""
     nodes, pods = len(ctx.node_names), len(ctx.names)
     return all_(and_(pod.phase >= Phase.ABSENT, pod.phase <= Phase.REJECTED,
                      pod.resize >= ResizeReason.NONE, pod.resize <= ResizeReason.INFEASIBLE,
                      pod.queue >= Queue.NOT_QUEUED, pod.queue <= Queue.UNSCHEDULABLE,
                      pod.node >= NO_NODE, pod.node < nodes, pod.nominated >= NO_NODE, pod.nominated < nodes,
-                     pod.preempted_by >= NO_POD, pod.preempted_by < pods)
+                     pod.preempted_by >= NO_POD, pod.preempted_by < pods,
+                     pod.pending_since >= 0, pod.pending_since < pods)
                 for pod in state.pods)
 
 
