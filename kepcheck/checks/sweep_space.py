@@ -11,7 +11,8 @@ What is an isomorphism of the model, and what is not (so what the canonical form
 * Names: pods and nodes are named ``p1``…, ``a1``… (arrivals), ``n1``… in order; the model never
   reads a name.
 * Declaration order of pods of different priorities: the model reads declaration order as age
-  (``model/preemption.py`` reprieve, ``model/kubelet.py`` ``retry_order_key``) and compares ages
+  (``model/preemption.py`` reprieve, ``model/kubelet.py`` ``retry_order_key`` among conditions of equal
+  age) and compares ages
   only between pods of equal priority, so the canonical order lists pods by priority, highest first,
   keeping every order within a priority class (ages of equal-priority pods do matter). Under a
   variant whose kubelet retries in declaration order (``kubelet_order: fifo``) ages are compared

@@ -49,14 +49,7 @@ def _count(conditions) -> object:
 def stamped(ctx: Context, before: State, after: State) -> State:
     """``after`` with every pod's ``queued_at`` and ``pending_since`` re-ranked for the step from ``before``."""
     if type(after.env_events) is int:  # plain values: this runs on every step of the explicit engine
-        pairs = tuple(zip(before.pods, after.pods))
-        queued = [new.queue != Queue.NOT_QUEUED for _, new in pairs]
-        fresh = [q and (old.queue == Queue.NOT_QUEUED or (old.queue == Queue.ACTIVE and new.queue == Queue.UNSCHEDULABLE))
-                 for q, (old, new) in zip(queued, pairs)]
-        after = _reranked_values(after, "queued_at", queued, fresh)
-        pending = [new.phase == Phase.RUNNING and new.resize != ResizeReason.NONE for new in after.pods]
-        fresh = [p and (old.phase != Phase.RUNNING or old.resize != new.resize) for p, (old, new) in zip(pending, pairs)]
-        return _reranked_values(after, "pending_since", pending, fresh)
+        return _stamped_values(before, after)
     queued, fresh = [], []
     for old, new in zip(before.pods, after.pods):
         in_queue = new.queue != Queue.NOT_QUEUED
@@ -88,6 +81,30 @@ def _reranked(after: State, field: str, members: list, fresh: list) -> State:
             pods[i] = evolve(pod, **{field: rank})
             changed = True
     return evolve(after, pods=tuple(pods)) if changed else after
+
+
+def _stamped_values(before: State, after: State) -> State:
+    """``stamped`` on plain values. A field is re-ranked only when some pod joined or left its members
+    or is fresh: otherwise the ranks ``before`` had are already the re-ranked ones."""
+    queued, fresh_queued, pending, fresh_pending = [], [], [], []
+    queue_moved = pending_moved = False
+    for old, new in zip(before.pods, after.pods):
+        was, member = old.queue != Queue.NOT_QUEUED, new.queue != Queue.NOT_QUEUED
+        fresh = member and (not was or (old.queue == Queue.ACTIVE and new.queue == Queue.UNSCHEDULABLE))
+        queued.append(member)
+        fresh_queued.append(fresh)
+        queue_moved = queue_moved or fresh or was != member
+        was = old.phase == Phase.RUNNING and old.resize != ResizeReason.NONE
+        member = new.phase == Phase.RUNNING and new.resize != ResizeReason.NONE
+        fresh = member and (not was or old.resize != new.resize)
+        pending.append(member)
+        fresh_pending.append(fresh)
+        pending_moved = pending_moved or fresh or was != member
+    if queue_moved:
+        after = _reranked_values(after, "queued_at", queued, fresh_queued)
+    if pending_moved:
+        after = _reranked_values(after, "pending_since", pending, fresh_pending)
+    return after
 
 
 def _reranked_values(after: State, field: str, members: list, fresh: list) -> State:
