@@ -31,10 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from kepcheck.model.pod_requests import Container, Pod, pod_requests
+from kepcheck.model.pod_requests import Container, Pod
 # Upstream's per-container fall-backs, reused rather than restated (no second formula):
 from kepcheck.model.pod_requests import _actual_requests, _allocated_requests, _minus_overhead
 from kepcheck.spec.limits import cut, shown
+from kepcheck.spec.pod_resources import spec_total
 from kepcheck.spec.qos import qos_class as pod_qos_class
 from kepcheck.spec.quantities import parse_quantity
 from kepcheck.spec.scenario_fields import ScenarioError
@@ -226,10 +227,8 @@ def state_total(pod: Pod, state: str) -> dict:
     """``PodRequests`` of the pod as it would be if ``state`` (desired, allocated or actual) were its
     only one: the KEP-753 formula, pod-level resources and overhead over that state's values."""
     infeasible = pod.resize_reason == "Infeasible"
-    containers = tuple(Container(c.name, c.kind, requests=_state_requests(c, state, infeasible))
-                       for c in pod.containers)
-    view = Pod(containers, overhead=pod.overhead, pod_requests=_pod_level(pod, state))
-    return pod_requests(view, use_status_resources=False)
+    return spec_total(((c.kind, _state_requests(c, state, infeasible)) for c in pod.containers), pod.overhead,
+                      _pod_level(pod, state))
 
 
 def read_pod_sizes(fields: Fields, pod: dict, where: str) -> PodSizes:
