@@ -339,3 +339,26 @@ def test_resizes_the_api_server_rejects_are_refused(tmp_path, resizes, field, pr
     with pytest.raises(ScenarioError) as caught:
         load_scenario(path)
     assert str(caught.value).startswith(f"{path}: {field}: ") and problem in str(caught.value), str(caught.value)
+
+
+def test_a_memory_only_resize_keeps_the_cpu_and_changes_a_verdict():
+    """Scenario memory-resize-keeps-cpu: web's {memory: 3Gi} keeps its 2 cpu, so the pending pod late
+    (2 cpu) never fits the 3-cpu node beside it. With the resize read as a whole vector — cpu 0, as the
+    loader did before issue 11 — late is bound once web's resize is granted: PodAdmitted differs."""
+    import dataclasses
+
+    from kepcheck.checks.explicit import check_explicit
+    from kepcheck.model.context import Context
+    from kepcheck.spec.properties import property_by_name
+    from kepcheck.spec.scenarios import default_scenarios
+    from kepcheck.spec.variants import variant_by_name
+
+    scenario = next(s for s in default_scenarios() if s.name == "memory-resize-keeps-cpu")
+    assert scenario.format(scenario.resizes[0].requests) == "cpu 2, memory 3Gi"
+    zeroed = dataclasses.replace(scenario, resizes=(dataclasses.replace(scenario.resizes[0], requests=(0, 3)),))
+
+    def admitted(s):
+        (result,) = check_explicit(Context.build(s, variant_by_name("alpha-1.37")), [property_by_name("PodAdmitted")])
+        return result.verdict
+    assert admitted(scenario) == "violated"  # the witness is unreachable
+    assert admitted(zeroed) == "holds"

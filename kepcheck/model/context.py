@@ -27,7 +27,8 @@ __all__ = ["EnvEvent", "Context", "overridable"]
 
 @dataclass(frozen=True)
 class EnvEvent:
-    """One entry of the environment's menu; each can happen at most once per run."""
+    """One entry of the environment's menu; each can happen at most once per run. Two equal entries
+    (a resize repeated: resize, revert, resize again) are taken in menu order (``previous_twins``)."""
 
     kind: str  # "resize", "arrival", "deletion", "restart", "recreation"
     pod: int = -1
@@ -43,6 +44,13 @@ def _menu(scenario: Scenario) -> tuple[EnvEvent, ...]:
     events += [EnvEvent("restart") for _ in range(scenario.scheduler_restarts)]
     events += [EnvEvent("recreation", scenario.pod_index(name)) for name in scenario.recreations]
     return tuple(events)
+
+
+def _previous_twins(events: tuple) -> tuple:
+    """Per menu entry: the last earlier entry equal to it, or -1. Equal entries are interchangeable,
+    so offering one only after the one before it is used loses no behaviour and keeps runs that
+    differ only in which of them was used from being explored twice."""
+    return tuple(max((j for j in range(i) if events[j] == event), default=-1) for i, event in enumerate(events))
 
 
 def _pinned_resources(scenario: Scenario) -> tuple:
@@ -73,6 +81,7 @@ class Context:
     resize_preemption_disabled: tuple = ()  # per node: spec.podPreemptionPolicy.disableResizePreemption
     width: int = 1
     events: tuple = ()  # EnvEvent menu
+    previous_twins: tuple = ()  # per menu entry: the last earlier equal entry, -1 when none
     max_events: int = 0
 
     @staticmethod
@@ -105,6 +114,7 @@ class Context:
             resize_preemption_disabled=tuple(n.disable_resize_preemption for n in scenario.nodes),
             width=len(scenario.resources),
             events=_menu(scenario),
+            previous_twins=_previous_twins(_menu(scenario)),
             max_events=scenario.max_events,
         )
 

@@ -19,10 +19,28 @@ that increases nothing is always allocated, in the pass it is pushed), its prior
 change, and a condition set during a pass is newer than every condition set before it, as the
 pod without one was ranked after them.
 
+Conditions and generations. ``handlePodResourcesResize`` (``pkg/kubelet/allocation/allocation_manager.go``)
+always evaluates the latest spec against the allocation: equal, PodResizePending is cleared (a revert);
+allocated, PodResizePending is cleared and PodResizeInProgress cleared and set again with the pod's
+current generation, even when the new allocation equals what the runtime runs (a revert of an
+allocation not yet actuated); otherwise PodResizePending is set with the current generation. Before it
+generates each API status, ``SyncPod`` (``pkg/kubelet/kubelet.go``) sets PodResizeInProgress if the
+runtime's resources differ from the allocation and clears it otherwise (ResizeCompleted), so the
+status the API receives carries PodResizeInProgress exactly when allocated differs from actual, which
+is what the model writes at once. Generations are not a field of the model: every spec change bumps
+``metadata.generation``, and ``observed`` says whether the kubelet has evaluated the current one (a
+condition's ``observedGeneration`` equals it); nothing reads the numbers further (``IsPodResizeDeferred``
+reads the reason only, reference §1 "Infeasible detection"). So "resize, revert, resize again" before
+the kubelet looks is, for the kubelet, one evaluation of the latest spec: the condition and its age
+stay (scenario ``deferred-resize-requested-again``); after it looked, the revert cleared the condition.
+
 Left out: kubelet restarts, Infeasible for static pods, swap and pod-level resizes, the
 ``pods_added`` retry trigger (a new pod only takes room, it never lets a pending resize through),
 the order of pushes within one step (several pods the kubelet has not looked at are handled in one
-pass, in declaration order among equal keys), and resize generations on the conditions (issue 11 gap 5).
+pass, in declaration order among equal keys), actuation errors (PodResizeInProgress with reason
+Error), and the race ``SyncPod`` notes in a TODO: an allocation between its PodResizeInProgress
+update and ``generateAPIPodStatus`` can publish the condition for one status with allocated equal
+to actual (a revert), until the next sync clears it.
 """
 
 from __future__ import annotations

@@ -80,8 +80,10 @@ def mark_retry_due(state: State, node) -> State:
 
 
 def within_budget(ctx, state: State, event: int):
-    """Entry ``event`` of the environment's menu is unused and the run has events left (maxEvents)."""
-    return and_(state.env_events < ctx.max_events, not_(state.env_used[event]))
+    """Entry ``event`` of the environment's menu is unused, an equal entry before it is used
+    (``Context.previous_twins``), and the run has events left (maxEvents)."""
+    twin = ctx.previous_twins[event]
+    return and_(state.env_events < ctx.max_events, not_(state.env_used[event]), *((state.env_used[twin],) if twin >= 0 else ()))
 
 
 def use_event(state: State, event: int) -> State:

@@ -14,8 +14,9 @@ Bad input raises ``ScenarioError`` naming the file and the field; nothing is gue
 is read and parsed within fixed limits (``spec.yaml_safe``, ``spec.limits``: size, nesting, alias
 expansion, YAML 1.2 core scalars); each field is validated by ``spec.scenario_fields``, with
 Kubernetes' own rules for names, opt-out owners and priorities (``spec.api_validation``); every
-collection is checked for duplicates (node names, pod names with arrivals, resizes, deletions,
-owners; mapping keys in the parser).
+collection is checked for duplicates (node names, pod names with arrivals, deletions, owners;
+mapping keys in the parser). A resize may repeat (resize, revert, resize again) when something else
+can change the pod's requests in between.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
         check_not_deferred_if_infeasible(reader, spec, pod["where"], nodes, resources)
         pods.append(spec)
     _check_nodes_hold(reader, nodes, pods, len(resources))
-    resizes = _resize_events(reader, resize_fields, resources, scale, pods, pod_names, nodes)
+    resizes = _resize_events(reader, resize_fields, resources, scale, pods, pod_names, nodes, recreations)
     check_resizes_keep_qos(reader, resize_fields, pod_fields, pod_names)
     budgets = read_disruption_budgets(reader, top.get("podDisruptionBudgets"), pod_names)
     return Scenario(name, description, resources, scale.units, nodes, tuple(pods), resizes,
@@ -186,7 +187,7 @@ def parse_scenario(document: Any, source: str = "<scenario>") -> Scenario:
 
 
 def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, scale, pods: list, pod_names: dict,
-                   nodes: tuple) -> tuple[ResizeEvent, ...]:
+                   nodes: tuple, recreations: list) -> tuple[ResizeEvent, ...]:
     """The environment's resizes as the pod's whole requests after the PATCH.
 
     A resize PATCHes ``/resize`` with a strategic merge patch: the resources it leaves out keep
@@ -196,9 +197,17 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
     one pod that name different resources (the kept value would depend on their order) are refused:
     not modelled. A resize whose requests exceed the allocatable of the pod's node (of any node, for
     a pending pod) is refused as the API server refuses it since v1.36 (``PodResizeValidator``,
-    reference §2.1 step 1): it never reaches the pod."""
+    reference §2.1 step 1): it never reaches the pod. A resize that could never happen is refused:
+    one to the pod's declared requests, or a repeat of an earlier one (resize, revert, resize again),
+    when no other resize of the pod asks for something else (a recreation, which puts the declared
+    requests back, also lets a repeat happen). Metadata.generation is not a field of the model: the
+    kubelet's decisions and ``IsPodResizeDeferred`` read the spec and the condition's reason, never
+    its ``observedGeneration`` (``model/kubelet.py``)."""
     named: dict[str, set] = {}
     events = []
+    wanted = [(name, tuple(given if resource in raw else kept for resource, given, kept
+                           in zip(resources, scale(raw), pods[pod_names[name]].requests)))
+              for name, raw, _ in resize_fields]
     for i, (pod_name, raw, _) in enumerate(resize_fields):
         pod = pods[pod_names[pod_name]]
         where = f"environment.resizes[{i}]." + ("containers" if pod.containers else "requests")
@@ -206,10 +215,14 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
             reader.fail(where, f"names other resources than an earlier resize of pod {shown(pod_name)}: resizes of "
                         "one pod that name different resources are not modelled (the resources a PATCH leaves out "
                         "keep their value at that moment, which would depend on the order)")
-        given = scale(raw)
-        requests = tuple(g if name in raw else r for name, g, r in zip(resources, given, pod.requests))
-        if requests == pod.requests:
+        requests = wanted[i][1]
+        changed_between = any(name == pod_name and other != requests for name, other in wanted)
+        if requests == pod.requests and not changed_between:
             reader.fail(where, "equals the pod's current requests: not a resize")
+        earlier = [j for j, entry in enumerate(wanted[:i]) if entry == (pod_name, requests)]
+        if earlier and not changed_between and pod_name not in recreations:
+            reader.fail(where, f"repeats environment.resizes[{earlier[0]}] and nothing else changes the requests "
+                        f"of pod {shown(pod_name)} in between: it could never happen")
         for node in (n for n in nodes if pod.node is None or n.name == pod.node):
             if any(v > c for v, c in zip(requests, node.allocatable)):
                 reader.fail(where, f"exceeds the allocatable of node {shown(node.name)}"
@@ -268,13 +281,12 @@ def _read_pods(reader: FieldReader, value: Any, environment: dict, node_names: d
 
 def _read_environment(reader: FieldReader, environment: dict, pod_fields: list, arrivals: int) -> tuple:
     """(resizes as (pod, requests), deletions, scheduler restarts, recreations, maxEvents) of the
-    environment. Each menu entry happens at most once, so a repeated resize (same pod, same
-    requests), deletion or recreation is refused. A recreation is a controller (a StatefulSet keeps
+    environment. Each menu entry happens at most once, so a repeated deletion or recreation is
+    refused; a repeated resize is a second PATCH (``_resize_events``). A recreation is a controller (a StatefulSet keeps
     the name) creating the pod again, pending at its declared requests, once it is gone."""
     pod_names, by_name, named = {p["name"]: i for i, p in enumerate(pod_fields)}, {p["name"]: p for p in pod_fields}, {}
     resize_fields = [read_resize(reader, raw, f"environment.resizes[{i}]", by_name, named)
                      for i, raw in enumerate(reader.sequence(environment.get("resizes"), "environment.resizes"))]
-    _distinct_resizes(reader, resize_fields)
     raw_deletions = reader.sequence(environment.get("deletions"), "environment.deletions")
     deletions = [reader.reference(raw, f"environment.deletions[{i}]", pod_names, "pod")
                  for i, raw in enumerate(raw_deletions)]
@@ -384,17 +396,6 @@ def _unique(reader: FieldReader, names: list[str], paths: list[str], problem: st
         if name in seen:
             reader.fail(where, f"{problem} {shown(name)}")
         seen.add(name)
-
-
-def _distinct_resizes(reader: FieldReader, resize_fields: list) -> None:
-    """Two resizes of one pod to the same requests would be one menu entry offered twice."""
-    seen: dict[tuple, int] = {}
-    for i, (pod, requests, _) in enumerate(resize_fields):
-        key = (pod, tuple(sorted(requests.items())))
-        if key in seen:
-            reader.fail(f"environment.resizes[{i}]", f"the same resize as environment.resizes[{seen[key]}] "
-                        f"(pod {shown(pod)}, same requests): each menu entry happens at most once")
-        seen[key] = i
 
 
 def default_scenarios() -> list[Scenario]:
