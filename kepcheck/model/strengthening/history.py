@@ -68,25 +68,27 @@ def _max_accounting(ctx: Context) -> bool:
     return ctx.variant.accounting == "max" and not ctx.mutants
 
 
-def _growing_entries(ctx: Context) -> list:
+def _growing_entries(ctx: Context, resource: int | None = None) -> list:
     """The resize entries of the menu that may grow a pod's footprint (scheduler's or kubelet's):
-    their requests exceed, in some resource, a size the pod's allocation or actual size may have. A
-    resize at most every such size (e.g. a revert of an Infeasible resize) never grows one. With
-    symbolic sizes every resize entry counts as growing."""
+    their requests exceed, in some resource (in ``resource`` when given), a size the pod's allocation
+    or actual size may have. A resize at most every such size (e.g. a revert of an Infeasible resize)
+    never grows one. With symbolic sizes every resize entry counts as growing."""
     growing = []
     for k, event in enumerate(ctx.events):
         if event.kind != "resize":
             continue
         held = initial_allocation(ctx, event.pod) + size_options(ctx, event.pod)
         values = tuple(event.requests) + tuple(x for size in held for x in size)
-        if not is_concrete(*values) or any(not all(r <= h for r, h in zip(event.requests, size)) for size in held):
+        compared = range(ctx.width) if resource is None else (resource,)
+        if not is_concrete(*values) or any(not all(event.requests[r] <= size[r] for r in compared) for size in held):
             growing.append(k)
     return growing
 
 
-def _before_growth(ctx: Context, state: State):
-    """No resize that may grow a footprint has happened yet (see ``_growing_entries``)."""
-    return not_(any_(state.env_used[k] for k in _growing_entries(ctx)))
+def _before_growth(ctx: Context, state: State, resource: int | None = None):
+    """No resize that may grow a footprint (in ``resource`` when given) has happened yet (see
+    ``_growing_entries``)."""
+    return not_(any_(state.env_used[k] for k in _growing_entries(ctx, resource)))
 
 
 def bound_pods_fit_scheduler_view(ctx: Context, state: State):
@@ -94,14 +96,18 @@ def bound_pods_fit_scheduler_view(ctx: Context, state: State):
     its node (every assigned pod at max(desired, allocated, actual), the bound pod at its desired,
     terminating pods included) fits allocatable: it fitted when the pod was bound, and since then
     footprints only shrink (allocations grow only to a desired size already counted, terminating
-    pods leave). Claimed until a resize that may grow a footprint happens (a user resize after the
-    bind that grows one: the resize-races-binding finding; see ``_growing_entries``)."""
+    pods leave). Claimed per resource until a resize that may grow a footprint in that resource
+    happens (a user resize after the bind that grows one: the resize-races-binding finding; see
+    ``_growing_entries``): a memory-only resize leaves the cpu claim standing."""
     if not _max_accounting(ctx):
         return True
-    return implies(_before_growth(ctx, state),
-                   all_(implies(any_(and_(pod.phase == Phase.BOUND, pod.node == node) for pod in state.pods),
-                                vle(scheduler_requested(ctx, state, node), allocatable_of(ctx, node)))
-                        for node in ctx.node_range))
+    terms = []
+    for node in ctx.node_range:
+        bound = any_(and_(pod.phase == Phase.BOUND, pod.node == node) for pod in state.pods)
+        requested, allocatable = scheduler_requested(ctx, state, node), allocatable_of(ctx, node)
+        terms += [implies(and_(_before_growth(ctx, state, r), bound), requested[r] <= allocatable[r])
+                  for r in range(ctx.width)]
+    return all_(terms)
 
 
 def promises_fit_scheduler_view(ctx: Context, state: State):
