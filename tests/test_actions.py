@@ -12,8 +12,9 @@ P-4..P-7), the resize-preemption integration tests
 (§7.3 S-1, S-3..S-5) and queueing hints (§7.3 S-6..S-11, S-15..S-18). A case where the model
 disagrees with the reference is a strict xfail, never a weakened assertion.
 
-Not covered because the model leaves them out: QoS classes (K-11's Guaranteed pod), label-only
-updates (S-12), node allocatable changes (S-13, S-14), PodDisruptionBudgets, PodScheduled.
+Not covered because the model leaves them out: label-only updates (S-12), node allocatable changes
+(S-13, S-14), PodScheduled. QoS classes (K-11's Guaranteed pod) and PodDisruptionBudgets are covered
+in ``tests/test_qos.py`` and ``tests/test_disruption_budgets.py``.
 """
 
 from __future__ import annotations

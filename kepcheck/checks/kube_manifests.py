@@ -30,8 +30,9 @@ The objects (``initial_objects``), in the shape ``kubectl get -o yaml`` prints:
   The API server ignores ``status`` on create, so a comment above the pod says what the cluster must
   reach and ``steps.sh`` builds it (created at the allocated size, then resized).
 
-Left out: limits, QoS, several containers and namespaces (the objects go to the
-current namespace), as the model leaves them out.
+Left out: limits (and so the QoS class a scenario's limits give), several containers (a pod is
+written as one container with its PodRequests totals) and namespaces (the objects go to the current
+namespace).
 """
 
 from __future__ import annotations

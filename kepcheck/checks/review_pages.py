@@ -159,8 +159,9 @@ def _lifecycle_intro(graph: LifecycleGraph, default_run: bool) -> list[str]:
     missing = [s for s in LIFECYCLE_STATUSES if s not in graph.statuses]
     if "Infeasible" in missing:
         lines += ["**Infeasible is never reached** on these scenarios, so it is not drawn: since v1.36 the API "
-                  "server rejects a resize above the node's allocatable, and the kubelet's other Infeasible "
-                  "reasons (static pods, swap, static CPU/memory managers; reference §2.2) are not modelled.", ""]
+                  "server rejects a resize above the node's allocatable, the kubelet marks a resize Infeasible here "
+                  "only for a Guaranteed pod beside a node's static CPU or memory manager, and its other reasons "
+                  "(static pods, swap, pod-level resizes; reference §2.2) are not modelled.", ""]
     others = [s for s in missing if s != "Infeasible"]
     if others:
         lines += [f"Also never reached: {', '.join(others)}.", ""]

@@ -11,8 +11,8 @@ the beta design); one that does not fit preempts on its own node
 ``FlushUnschedulablePod`` is the periodic flush of the unschedulable pool (5 minutes: time is
 abstract, it may happen at any time).
 
-Left out: PodDisruptionBudgets, extenders, scoring (every fitting node is a legitimate choice),
-the backoff queue (folded into activeQ).
+Left out: extenders, scoring (every fitting node is a legitimate choice), the backoff queue
+(folded into activeQ). PodDisruptionBudgets are in victim selection (``model/preemption.py``).
 """
 
 from __future__ import annotations

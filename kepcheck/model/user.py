@@ -3,7 +3,10 @@
 Each is bounded by the scenario's menu (``environment``: each entry happens at most once) and by
 ``maxEvents``; users and controllers are never assumed fair (``spec/fairness.py``).
 
-Left out: a controller recreating evicted pods, node add/remove and allocatable changes.
+A controller recreates a gone pod at most once per ``recreations`` entry (``recreate_pod``); a resize
+entry may repeat another (resize, revert, resize again), the equal entries taken in menu order
+(``Context.previous_twins``). Left out: a controller that recreates pods without bound, node
+add/remove and allocatable changes.
 """
 
 from __future__ import annotations
