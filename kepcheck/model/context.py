@@ -50,7 +50,12 @@ def _previous_twins(events: tuple) -> tuple:
     """Per menu entry: the last earlier entry equal to it, or -1. Equal entries are interchangeable,
     so offering one only after the one before it is used loses no behaviour and keeps runs that
     differ only in which of them was used from being explored twice."""
-    return tuple(max((j for j in range(i) if events[j] == event), default=-1) for i, event in enumerate(events))
+    last: dict = {}
+    twins = []
+    for i, event in enumerate(events):
+        twins.append(last.get(event, -1))
+        last[event] = i
+    return tuple(twins)
 
 
 def _pinned_resources(scenario: Scenario) -> tuple:
@@ -97,6 +102,7 @@ class Context:
 
     @staticmethod
     def _assemble(scenario: Scenario, variant: Variant, mutants: frozenset, overrides: Mapping) -> "Context":
+        events = _menu(scenario)
         return Context(
             scenario=scenario,
             variant=variant,
@@ -113,8 +119,8 @@ class Context:
             allocatable=tuple(n.allocatable for n in scenario.nodes),
             resize_preemption_disabled=tuple(n.disable_resize_preemption for n in scenario.nodes),
             width=len(scenario.resources),
-            events=_menu(scenario),
-            previous_twins=_previous_twins(_menu(scenario)),
+            events=events,
+            previous_twins=_previous_twins(events),
             max_events=scenario.max_events,
         )
 

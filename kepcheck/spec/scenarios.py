@@ -208,6 +208,11 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
     wanted = [(name, tuple(given if resource in raw else kept for resource, given, kept
                            in zip(resources, scale(raw), pods[pod_names[name]].requests)))
               for name, raw, _ in resize_fields]
+    asked: dict[str, set] = {}  # per pod, the requests its resizes ask for
+    first: dict[tuple, int] = {}  # per (pod, requests), its first resize
+    for i, entry in enumerate(wanted):
+        asked.setdefault(entry[0], set()).add(entry[1])
+        first.setdefault(entry, i)
     for i, (pod_name, raw, _) in enumerate(resize_fields):
         pod = pods[pod_names[pod_name]]
         where = f"environment.resizes[{i}]." + ("containers" if pod.containers else "requests")
@@ -216,12 +221,12 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
                         "one pod that name different resources are not modelled (the resources a PATCH leaves out "
                         "keep their value at that moment, which would depend on the order)")
         requests = wanted[i][1]
-        changed_between = any(name == pod_name and other != requests for name, other in wanted)
+        changed_between = len(asked[pod_name]) > 1  # another resize of the pod asks for something else
         if requests == pod.requests and not changed_between:
             reader.fail(where, "equals the pod's current requests: not a resize")
-        earlier = [j for j, entry in enumerate(wanted[:i]) if entry == (pod_name, requests)]
-        if earlier and not changed_between and pod_name not in recreations:
-            reader.fail(where, f"repeats environment.resizes[{earlier[0]}] and nothing else changes the requests "
+        earlier = first[(pod_name, requests)]
+        if earlier < i and not changed_between and pod_name not in recreations:
+            reader.fail(where, f"repeats environment.resizes[{earlier}] and nothing else changes the requests "
                         f"of pod {shown(pod_name)} in between: it could never happen")
         for node in (n for n in nodes if pod.node is None or n.name == pod.node):
             if any(v > c for v, c in zip(requests, node.allocatable)):
