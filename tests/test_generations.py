@@ -146,3 +146,26 @@ def test_a_deferred_condition_of_an_older_generation_still_counts_for_the_schedu
     state = run(ctx, state, "RequestResize(pod=b, requests=[cpu 1])")
     b = get(ctx, state, "b")
     assert b.desired == b.allocated and b.resize == ResizeReason.DEFERRED and not b.observed
+
+
+def _concrete_sizes_admitted(ctx) -> bool:
+    """The parametric family of ``ctx``'s scenario contains the scenario itself: its constraints hold
+    at the concrete sizes."""
+    import z3
+
+    from kepcheck.checks.parametric import parametric_model
+    model = parametric_model(ctx, (1, 64))
+    solver = z3.Solver()
+    solver.add(*model.constraints)
+    solver.add(*(variable == value for variable, value in model.variables.values()))
+    return solver.check() == z3.sat
+
+
+def test_parametric_sizes_keep_a_resize_back_to_the_declared_requests_and_equal_entries():
+    """Parametric mode keeps the scenario's shape: b's second resize goes back to its declared requests
+    (it equals them), and two equal menu entries stay equal, so Context.previous_twins still holds."""
+    assert _concrete_sizes_admitted(context("deferred-resize-requested-again", "alpha-1.37"))
+    ctx, _ = build([node("n1", "4")], [pod("web", "1", node="n1")],
+                   {"resizes": [{"pod": "web", "requests": {"cpu": "2"}}, {"pod": "web", "requests": {"cpu": "3"}},
+                                {"pod": "web", "requests": {"cpu": "2"}}]})
+    assert ctx.previous_twins == (-1, -1, 0) and _concrete_sizes_admitted(ctx)

@@ -79,7 +79,8 @@ def parametric_constraints() -> str:
             "each resize of it; the pods on a node hold at most its allocatable (max of allocated and actual); a "
             "Deferred pod's requests differ from its allocation; an InProgress pod's allocation differs from its "
             "actual size; a pod without a pending resize has requests = allocated; a resize of the menu differs "
-            "from the pod's initial requests")
+            "from the pod's initial requests, unless the scenario's goes back to them (then it equals them), and "
+            "equal resizes of the menu stay equal")
 
 
 def parametric_model(ctx: Context, bounds: tuple[int, int]) -> Parametric:
@@ -125,8 +126,13 @@ def parametric_model(ctx: Context, bounds: tuple[int, int]) -> Parametric:
         for event in resizes:
             if event.pod == spec.name:
                 constraints.append(_vle(event.requests, allocatable))
-    for event in resizes:
-        constraints.append(z3.Not(_veq(event.requests, pods[scenario.pod_index(event.pod)].requests)))
+    for k, event in enumerate(resizes):  # the scenario's shape: a resize back to the declared requests stays one
+        declared = pods[scenario.pod_index(event.pod)].requests
+        back = scenario.resizes[k].requests == scenario.pods[scenario.pod_index(event.pod)].requests
+        constraints.append(_veq(event.requests, declared) if back else z3.Not(_veq(event.requests, declared)))
+    for k, twin in enumerate(ctx.previous_twins[:len(resizes)]):  # equal entries stay equal (taken in order)
+        if twin >= 0:
+            constraints.append(_veq(resizes[k].requests, resizes[twin].requests))
     for node in nodes:
         constraints.append(_vle(held[node.name], node.allocatable))
     # the menu lists the scenario's resizes first, in order (Context.build)
