@@ -206,6 +206,23 @@ def test_an_undecided_resize_starts_at_the_allocation_and_becomes_an_environment
     assert summary.moved == ["web-frontend-7d9f"]
 
 
+def test_a_deferred_condition_of_an_older_generation_is_kept_and_said():
+    """The kubelet has not evaluated web's current spec (observedGeneration 2 < generation 3): the
+    scheduler still reads PodResizePending=Deferred (IsPodResizeDeferred reads the reason only), so
+    the pod is imported Deferred at its current requests, and the summary says the condition is
+    older than the spec (the scenario format cannot say the kubelet has not looked)."""
+    objects = read_objects(FIXTURE)
+    web = next(o for o in objects if o["metadata"]["name"] == "web-frontend-7d9f")
+    web["metadata"]["generation"] = 3
+    pending = next(c for c in web["status"]["conditions"] if c["type"] == "PodResizePending")
+    pending["observedGeneration"] = 2
+    document, summary = scenario_from_objects(objects, name="shop")
+    assert document["pods"][1] == EXPECTED_PODS[1]
+    assert "Pod condition PodResizePending Deferred of an older generation (taken as current) 1" in summary.line()
+    pending["observedGeneration"] = 3
+    assert "older generation" not in scenario_from_objects(objects, name="shop")[1].line()
+
+
 def test_a_large_snapshot_says_so(tmp_path, capsys):
     objects = read_objects(FIXTURE)
     sweeper = next(o for o in objects if o["metadata"]["name"] == "sweeper-6b7c")

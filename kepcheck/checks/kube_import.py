@@ -211,7 +211,9 @@ def _resize_fields(sizes, entry: dict, summary: ImportSummary) -> dict | None:
     requests, allocated, actual = sizes.desired, sizes.allocated, sizes.actual
     undecided, resize = None, None
     if sizes.pending_reason in ("Deferred", "Infeasible") and not _same(requests, allocated):
-        resize = sizes.pending_reason
+        resize = sizes.pending_reason  # for an older generation too: the scheduler reads the reason only
+        if sizes.pending_behind:
+            summary.dropped[f"Pod condition PodResizePending {resize} of an older generation (taken as current)"] += 1
     elif sizes.pending_reason is not None:
         reason = cut(sizes.pending_reason) or "without reason"
         summary.dropped[f"Pod condition PodResizePending {reason} (stale or undecided)"] += 1

@@ -133,6 +133,7 @@ class PodSizes:
     in_progress: bool
     has_limits: bool
     qos: str
+    pending_behind: bool = False  # PodResizePending's observedGeneration is older than metadata.generation
 
 
 def _statuses(fields: Fields, status: dict, where: str) -> dict[str, tuple[dict, str]]:
@@ -177,6 +178,19 @@ def _resize_conditions(fields: Fields, status: dict, where: str) -> tuple[str | 
         elif kind == RESIZE_IN_PROGRESS and condition.get("status", "True") == "True":
             in_progress = True
     return reason, in_progress
+
+
+def _pending_behind(fields: Fields, pod: dict, where: str) -> bool:
+    """The first ``PodResizePending`` was written for an older spec: its ``observedGeneration`` is
+    below the pod's ``metadata.generation`` (the kubelet has not evaluated the current spec yet)."""
+    generation = fields.integer(fields.mapping(pod, "metadata", where), "generation", f"{where}.metadata")
+    status = fields.mapping(pod, "status", where)
+    for k, raw in enumerate(fields.sequence(status, "conditions", f"{where}.status")):
+        condition = fields.item(raw, f"{where}.status.conditions[{k}]")
+        if condition.get("type") == RESIZE_PENDING:
+            observed = fields.integer(condition, "observedGeneration", f"{where}.status.conditions[{k}]")
+            return generation is not None and observed is not None and observed < generation
+    return False
 
 
 def pod_of(fields: Fields, pod: dict, where: str) -> Pod:
@@ -238,7 +252,7 @@ def read_pod_sizes(fields: Fields, pod: dict, where: str) -> PodSizes:
     has_limits = any(c.limits for c in model_pod.containers) or bool(model_pod.pod_limits)
     desired, allocated, actual = (state_total(model_pod, state) for state in STATES)
     return PodSizes(desired, allocated, actual, reason, in_progress, has_limits,
-                    qos_class(fields, pod, where, model_pod))
+                    qos_class(fields, pod, where, model_pod), _pending_behind(fields, pod, where))
 
 
 def qos_class(fields: Fields, pod: dict, where: str, model_pod: Pod) -> str:
