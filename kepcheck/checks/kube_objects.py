@@ -165,32 +165,20 @@ def _container(fields: Fields, raw: Any, where: str, kind: str, statuses: dict) 
                      actual_limits=actual_limits)
 
 
-def _resize_conditions(fields: Fields, status: dict, where: str) -> tuple[str | None, bool]:
-    """The first ``PodResizePending`` condition's reason (``IsPodResizeDeferred`` reads the first),
-    and whether ``PodResizeInProgress`` is there with status True."""
-    reason, in_progress = None, False
+def _resize_conditions(fields: Fields, status: dict, where: str) -> tuple[str | None, bool, int | None]:
+    """The first ``PodResizePending`` condition's reason (``IsPodResizeDeferred`` reads the first) and
+    ``observedGeneration``, and whether ``PodResizeInProgress`` is there with status True."""
+    reason, in_progress, observed = None, False, None
     for k, raw in enumerate(fields.sequence(status, "conditions", f"{where}.status")):
         path = f"{where}.status.conditions[{k}]"
         condition = fields.item(raw, path)
         kind = fields.string(condition, "type", path, required=True)
         if kind == RESIZE_PENDING and reason is None:
             reason = fields.string(condition, "reason", path) or ""
+            observed = fields.integer(condition, "observedGeneration", path)
         elif kind == RESIZE_IN_PROGRESS and condition.get("status", "True") == "True":
             in_progress = True
-    return reason, in_progress
-
-
-def _pending_behind(fields: Fields, pod: dict, where: str) -> bool:
-    """The first ``PodResizePending`` was written for an older spec: its ``observedGeneration`` is
-    below the pod's ``metadata.generation`` (the kubelet has not evaluated the current spec yet)."""
-    generation = fields.integer(fields.mapping(pod, "metadata", where), "generation", f"{where}.metadata")
-    status = fields.mapping(pod, "status", where)
-    for k, raw in enumerate(fields.sequence(status, "conditions", f"{where}.status")):
-        condition = fields.item(raw, f"{where}.status.conditions[{k}]")
-        if condition.get("type") == RESIZE_PENDING:
-            observed = fields.integer(condition, "observedGeneration", f"{where}.status.conditions[{k}]")
-            return generation is not None and observed is not None and observed < generation
-    return False
+    return reason, in_progress, observed
 
 
 def pod_of(fields: Fields, pod: dict, where: str) -> Pod:
@@ -211,7 +199,7 @@ def pod_of(fields: Fields, pod: dict, where: str) -> Pod:
             fields.fail(f"{where}.spec", f"container name {shown(name)} is used twice")
     pod_level = fields.mapping(spec, "resources", f"{where}.spec")
     reported = fields.mapping(status, "resources", f"{where}.status")
-    reason, _ = _resize_conditions(fields, status, where)
+    reason, _, _ = _resize_conditions(fields, status, where)
     return Pod(tuple(containers), overhead=fields.resources(spec, "overhead", f"{where}.spec"), resize_reason=reason,
                pod_requests=fields.resources(pod_level, "requests", f"{where}.spec.resources"),
                pod_limits=fields.resources(pod_level, "limits", f"{where}.spec.resources"),
@@ -248,11 +236,14 @@ def state_total(pod: Pod, state: str) -> dict:
 def read_pod_sizes(fields: Fields, pod: dict, where: str) -> PodSizes:
     """The desired, allocated and actual totals of a Pod object, and its resize conditions."""
     model_pod = pod_of(fields, pod, where)
-    reason, in_progress = _resize_conditions(fields, fields.mapping(pod, "status", where), where)
+    reason, in_progress, observed = _resize_conditions(fields, fields.mapping(pod, "status", where), where)
+    generation = fields.integer(fields.mapping(pod, "metadata", where), "generation", f"{where}.metadata")
     has_limits = any(c.limits for c in model_pod.containers) or bool(model_pod.pod_limits)
     desired, allocated, actual = (state_total(model_pod, state) for state in STATES)
+    # PodResizePending written for an older spec: the kubelet has not evaluated the current one yet
+    behind = generation is not None and observed is not None and observed < generation
     return PodSizes(desired, allocated, actual, reason, in_progress, has_limits,
-                    qos_class(fields, pod, where, model_pod), _pending_behind(fields, pod, where))
+                    qos_class(fields, pod, where, model_pod), behind)
 
 
 def qos_class(fields: Fields, pod: dict, where: str, model_pod: Pod) -> str:

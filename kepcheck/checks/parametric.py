@@ -127,9 +127,9 @@ def parametric_model(ctx: Context, bounds: tuple[int, int]) -> Parametric:
             if event.pod == spec.name:
                 constraints.append(_vle(event.requests, allocatable))
     for k, event in enumerate(resizes):  # the scenario's shape: a resize back to the declared requests stays one
-        declared = pods[scenario.pod_index(event.pod)].requests
-        back = scenario.resizes[k].requests == scenario.pods[scenario.pod_index(event.pod)].requests
-        constraints.append(_veq(event.requests, declared) if back else z3.Not(_veq(event.requests, declared)))
+        index = scenario.pod_index(event.pod)
+        declared = _veq(event.requests, pods[index].requests)
+        constraints.append(declared if scenario.resizes[k].requests == scenario.pods[index].requests else z3.Not(declared))
     for k, twin in enumerate(ctx.previous_twins[:len(resizes)]):  # equal entries stay equal (taken in order)
         if twin >= 0:
             constraints.append(_veq(resizes[k].requests, resizes[twin].requests))

@@ -101,12 +101,12 @@ def bound_pods_fit_scheduler_view(ctx: Context, state: State):
     ``_growing_entries``): a memory-only resize leaves the cpu claim standing."""
     if not _max_accounting(ctx):
         return True
+    before = [_before_growth(ctx, state, r) for r in range(ctx.width)]
     terms = []
     for node in ctx.node_range:
         bound = any_(and_(pod.phase == Phase.BOUND, pod.node == node) for pod in state.pods)
         requested, allocatable = scheduler_requested(ctx, state, node), allocatable_of(ctx, node)
-        terms += [implies(and_(_before_growth(ctx, state, r), bound), requested[r] <= allocatable[r])
-                  for r in range(ctx.width)]
+        terms += [implies(and_(before[r], bound), requested[r] <= allocatable[r]) for r in range(ctx.width)]
     return all_(terms)
 
 
