@@ -1,9 +1,9 @@
 """Benchmark of the explicit-state engine (a benchmark, not a test: it asserts nothing).
 
-For every default scenario (``kepcheck/spec/scenarios/``) under variant ``alpha-1.37`` and every
+For every default scenario (``spec/scenarios/``) under variant ``alpha-1.37`` and every
 ``bench/scenarios/*.yaml``, one breadth-first search without and one with symmetry reduction by
-the interpreted core (``kepcheck/checks/search.py``); for the bench scenarios also the vector core
-(``kepcheck/checks/hybrid.py`` from the initial state on: the model traced, compiled to C and
+the interpreted core (``checks/search/breadth_first.py``); for the bench scenarios also the vector core
+(``checks/search/hybrid.py`` from the initial state on: the model traced, compiled to C and
 evaluated one layer at a time) on one and on two worker threads. Every ``always``/``sometimes``
 property of the catalog is judged during the search. Prints distinct states, transitions, depth,
 seconds, distinct states per second and bytes per stored state as a table. The vector core's
@@ -47,9 +47,9 @@ VARIANT = "alpha-1.37"
 
 def _search(ctx, system, representative, core: str, workers: int, max_states, timeout):
     """The search to measure, and a function to call first (the vector core's tracing and compiling)."""
-    from kepcheck.checks.hybrid import explore_kep, prepare
-    from kepcheck.checks.search import explore
-    from kepcheck.spec.properties import PROPERTIES
+    from kepcheck.checks.search.hybrid import explore_kep, prepare
+    from kepcheck.checks.search.breadth_first import explore
+    from kepcheck.spec.kep.properties import PROPERTIES
 
     if core == "interpreted":
         return (lambda: None), (lambda _: explore(system, max_states=max_states, timeout=timeout, symmetry=representative))
@@ -67,11 +67,11 @@ def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float
         import gc
         import resource
 
-        from kepcheck.checks.search import kep_system
+        from kepcheck.checks.search.breadth_first import kep_system
         from kepcheck.model.context import Context
         from kepcheck.model.symmetry import make_representative, symmetry_classes
-        from kepcheck.spec.scenarios import load_scenario
-        from kepcheck.spec.variants import variant_by_name
+        from kepcheck.spec.language.loader import load_scenario
+        from kepcheck.spec.kep.variants import variant_by_name
 
         scenario = load_scenario(source)
         ctx = Context.build(scenario, variant_by_name(VARIANT))
@@ -188,7 +188,7 @@ def machine_facts() -> dict:
 
 def select_scenarios(wanted: list[str] | None) -> list[tuple[str, str, str]]:
     """``(name, source file, group)`` for every scenario to run."""
-    from kepcheck.spec.scenarios import SCENARIO_DIR, default_scenarios, load_scenario
+    from kepcheck.spec.language.loader import SCENARIO_DIR, default_scenarios, load_scenario
 
     # a shipped scenario's source names it inside the package (spec/scenarios/...): load it from there
     available = [(s.name, str(SCENARIO_DIR / Path(s.source).name), "default") for s in default_scenarios()]

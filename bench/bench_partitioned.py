@@ -18,11 +18,11 @@ import json
 import time
 from pathlib import Path
 
-from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
-from kepcheck.spec.scenarios import load_scenario
-from kepcheck.spec.variants import derived_variant
-from kepcheck.checks.partitioned import explore_partitioned
-from kepcheck.checks.hybrid import explore_kep
+from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES, SOMETIMES
+from kepcheck.spec.language.loader import load_scenario
+from kepcheck.spec.kep.variants import derived_variant
+from kepcheck.checks.search.partitioned import explore_partitioned
+from kepcheck.checks.search.hybrid import explore_kep
 from kepcheck.model.context import Context
 
 BENCH = Path(__file__).parent / "scenarios" / "bench-two-nodes-busy.yaml"

@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kepcheck.spec.properties import ALWAYS, PROPERTIES
-from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.variants import variant_by_name
-from kepcheck.checks.bmc import check_bmc
-from kepcheck.checks.induction import check_induction, prove_lemmas, prove_strengthening
+from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES
+from kepcheck.spec.language.loader import default_scenarios
+from kepcheck.spec.kep.variants import variant_by_name
+from kepcheck.checks.symbolic.bmc import check_bmc
+from kepcheck.checks.symbolic.induction import check_induction, prove_lemmas, prove_strengthening
 from kepcheck.model.context import Context
 
 
@@ -39,7 +39,7 @@ def main(argv: list[str]) -> None:
     try:
         variant = variant_by_name(args.variant)
     except KeyError:
-        from kepcheck.spec.variants import VARIANTS
+        from kepcheck.spec.kep.variants import VARIANTS
         parser.error(f"unknown variant {args.variant!r} (known: {', '.join(v.name for v in VARIANTS)})")
     scenario_name, depth, budget = args.scenario, args.depth, args.budget
     scenario = scenarios[scenario_name]

@@ -43,9 +43,9 @@ def ours(pods: int, workers: int) -> tuple[int, int, float]:
     """Explore the toy with the vector core; (states, transitions, seconds of search)."""
     from toy_resize import toy_traced
 
-    from kepcheck.checks.hybrid import choose_expander
-    from kepcheck.checks.layout import Layout
-    from kepcheck.checks.vector import explore_vector
+    from kepcheck.checks.search.hybrid import choose_expander
+    from kepcheck.checks.vector.layout import Layout
+    from kepcheck.checks.vector.layers import explore_vector
 
     system = toy_traced(pods)
     layout = Layout(system.leaves)

@@ -12,8 +12,8 @@ One step picks a pod and one enabled branch (the Promela model's ``atomic`` bloc
 * ``Remove(pod)``: a placed pod is deleted (its pending resize dropped).
 
 Like the KEP model, each action is a function yielding ``(Action, guard, successor)`` per instance,
-guards and effects written with ``kepcheck.model.expr`` helpers, so the same functions run on
-plain ints (the interpreted search of ``kepcheck.checks.search``) and on traced terms (the vector
+guards and effects written with ``kepcheck.model.expr.scalars`` helpers, so the same functions run on
+plain ints (the interpreted search of ``kepcheck.checks.search.breadth_first``) and on traced terms (the vector
 core). ``used[n]`` is derived from the pods, not stored. The state space for ``NP = 5`` is the one
 the bench README gives: 1,037,149 states and 13,720,870 transitions (SPIN counts one more state and
 two more transitions: the state before its initial ``d_step``).
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from kepcheck.checks.search import TransitionSystem
-from kepcheck.checks.traced_system import TracedSystem, trace_system
-from kepcheck.model.expr import and_, ite, not_, vsum_where
+from kepcheck.checks.search.breadth_first import TransitionSystem
+from kepcheck.checks.vector.traced_system import TracedSystem, trace_system
+from kepcheck.model.expr.scalars import and_, ite, not_
+from kepcheck.model.expr.vectors import vsum_where
 from kepcheck.model.schema import Leaf
 from kepcheck.model.step import Action
 
@@ -115,7 +116,7 @@ def _no_overcommit(state: ToyState):
 
 
 def toy_system(pods: int = 5) -> TransitionSystem:
-    """The toy for the interpreted search (``kepcheck.checks.search.explore``)."""
+    """The toy for the interpreted search (``kepcheck.checks.search.breadth_first.explore``)."""
     def successors(state):
         for action, guard, after in toy_steps(state):
             if guard is True:

@@ -1,5 +1,5 @@
 import sys
 
-from kepcheck.checks.cli import main
+from kepcheck.checks.cli.main import main
 
 sys.exit(main())

@@ -6,16 +6,16 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from kepcheck.spec.manifest import load_manifest
-from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.properties import PROPERTIES
-from kepcheck.spec.variants import VARIANTS, variant_by_name
-from kepcheck.checks.explicit import check_explicit
+from kepcheck.spec.kep.manifest import load_manifest
+from kepcheck.spec.language.loader import default_scenarios
+from kepcheck.spec.kep.properties import PROPERTIES
+from kepcheck.spec.kep.variants import VARIANTS, variant_by_name
+from kepcheck.checks.engines.explicit import check_explicit
 from kepcheck.checks.run import run_checks
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import mutants_named
 
-# the vector core's compiled models (checks/native.py): quick builds, cached beside the checkout
+# the vector core's compiled models (checks/vector/native.py): quick builds, cached beside the checkout
 os.environ.setdefault("KEPCHECK_CFLAGS", "-O0")
 os.environ.setdefault("KEPCHECK_CACHE", str(Path(__file__).resolve().parent.parent / ".cache" / "compiled"))
 
@@ -56,7 +56,7 @@ def assert_refused(document: dict, field: str, words: str) -> None:
     """The scenario loader refuses ``document`` (as ``t.yaml``) with one line naming ``field`` and
     saying ``words``."""
     import pytest
-    from kepcheck.spec.scenarios import ScenarioError, parse_scenario
+    from kepcheck.spec.language.loader import ScenarioError, parse_scenario
     with pytest.raises(ScenarioError) as refused:
         parse_scenario(document, "t.yaml")
     message = str(refused.value)

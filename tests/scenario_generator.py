@@ -1,7 +1,7 @@
 """Random scenario documents: a Hypothesis strategy that builds valid scenario files.
 
 ``scenarios()`` draws a scenario document in the YAML schema of the README ("Scenario files"), as
-the plain Python dict that ``spec.scenarios.parse_scenario`` accepts: 1–5 nodes, 2–12 pods,
+the plain Python dict that ``spec.language.loader.parse_scenario`` accepts: 1–5 nodes, 2–12 pods,
 cpu (and, if drawn, memory) as Kubernetes quantity strings (``500m``, ``2``, ``1536Mi``, ``1Gi``),
 2–5 priority classes, pods bound to nodes (some with a ``Deferred``, ``Infeasible`` or
 ``InProgress`` resize), pending pods, and an environment menu (resizes, arrivals, deletions, a
@@ -22,7 +22,7 @@ space grows roughly as the original's to the power ``copies``: a scope the expli
 not finish but random walks can search.
 
 Left out: multi-container pods (init containers, sidecars, pod-level resources) are not in the
-scenario schema — the state machine's pods have one container; ``model.accounting.pod_requests``
+scenario schema — the state machine's pods have one container; ``model.accounting.footprints.pod_requests``
 handles the general pod and is tested on its own. ``nominatedNodeName`` on pending pods, limits,
 and resources other than cpu and memory are not generated.
 """
@@ -234,7 +234,7 @@ def replicate(document: dict[str, Any], copies: int) -> dict[str, Any]:
 
 
 def write_scenario(document: dict[str, Any], path: str | Path) -> Path:
-    """Write a scenario document as YAML that ``spec.scenarios.load_scenario`` accepts; returns the path.
+    """Write a scenario document as YAML that ``spec.language.loader.load_scenario`` accepts; returns the path.
 
     Quantities stay strings (``"2"`` is quoted), keys keep the schema's order.
     """

@@ -1,5 +1,5 @@
-"""Kubernetes conformance of the resource accounting (``model/accounting.py``, ``model/pod_requests.py``) and of quantity
-parsing (``spec/quantities.py``).
+"""Kubernetes conformance of the resource accounting (``model/accounting/footprints.py``, ``model/accounting/pod_requests.py``) and of quantity
+parsing (``spec/kubernetes/quantities.py``).
 
 Every expectation comes from the design's ``reference/kubernetes.md``: §7.1 cases C-1..C-15
 (component-helpers ``resource/helpers_test.go`` and the ``DeferredPodScheduling`` plugin test),
@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import z3
 
-from kepcheck.model.accounting import (
+from kepcheck.model.accounting.footprints import (
     RESOURCES,
     combine_totals,
     deferred_fit_delta,
@@ -23,8 +23,9 @@ from kepcheck.model.accounting import (
     kubelet_other_pod_requests,
     kubelet_resizing_pod_requests,
 )
-from kepcheck.model.pod_requests import Container, Pod, is_resize_deferred, is_resize_infeasible, pod_limits, pod_requests
-from kepcheck.spec.quantities import format_quantity, parse_quantity
+from kepcheck.model.accounting.pod_requests import pod_limits, pod_requests
+from kepcheck.model.accounting.pods import Container, Pod, is_resize_deferred, is_resize_infeasible
+from kepcheck.spec.kubernetes.quantities import format_quantity, parse_quantity
 
 Ki, Mi, Gi = 2**10, 2**20, 2**30
 M, G = 10**6, 10**9
@@ -501,7 +502,7 @@ def test_one_container_pod_agrees_with_combine_totals():
             assert general == tuple(pod_requests(pod, rule="v1.36")[name] for name in RESOURCES)
 
 
-# --- spec/quantities.py -----------------------------------------------------------------------------
+# --- spec/kubernetes/quantities.py -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("value, resource, expected", [

@@ -1,5 +1,5 @@
-"""Each action's guard and effect on small hand-built states (``model/user.py``, ``model/scheduler.py``,
-``model/kubelet.py``).
+"""Each action's guard and effect on small hand-built states (``model/actions/user.py``, ``model/actions/scheduler.py``,
+``model/actions/kubelet.py``).
 
 Scenarios are written in Kubernetes vocabulary and parsed with ``parse_scenario``; states come from
 ``initial_state`` and, where a situation is hard to reach, from ``replace_pod`` (``dataclasses.replace``). Steps are
@@ -22,17 +22,17 @@ from __future__ import annotations
 import pytest
 
 
-from kepcheck.checks.search import explore, kep_system
-from kepcheck.model.actions import next_steps
-from kepcheck.model.kubelet import pending_resize_slots
-from kepcheck.model.actions import apply_action as step
+from kepcheck.checks.search.breadth_first import explore, kep_system
+from kepcheck.model.actions.next import next_steps
+from kepcheck.model.actions.kubelet import pending_resize_slots
+from kepcheck.model.actions.next import apply_action as step
 from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
 from kepcheck.model.state import NO_NODE, replace_pod
-from kepcheck.spec.quantities import parse_quantity
-from kepcheck.spec.scenarios import default_scenarios, parse_scenario
-from kepcheck.spec.variants import variant_by_name
-from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.spec.kubernetes.quantities import parse_quantity
+from kepcheck.spec.language.loader import default_scenarios, parse_scenario
+from kepcheck.spec.kep.variants import variant_by_name
+from kepcheck.spec.kep.vocabulary import Phase, Queue, ResizeReason
 
 
 # --- helpers --------------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_a_pending_condition_gets_a_new_time_when_it_appears_or_its_reason_chang
     """The status manager keeps lastTransitionTime while the reason is unchanged and sets it anew when the
     reason changes (kubernetes/kubernetes #131478, closed: "consider the changed reason as deleting the
     condition and adding a new one"). ``other`` has carried Deferred all along."""
-    from kepcheck.model.queue_order import stamped
+    from kepcheck.model.actions.queue_order import stamped
     ctx, state = build([node("n1", "4")], [deferred("other", "2", "1"), deferred("web", "2", "1")])
     old = setp(ctx, state, "web", resize=before)
     new = setp(ctx, state, "web", resize=after)

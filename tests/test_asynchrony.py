@@ -1,5 +1,5 @@
 """The beta design's choices and the asynchronous scheduler, action by action, on small hand-built
-clusters (``model/scheduler.py``, ``model/informer.py``, ``model/asynchrony.py``).
+clusters (``model/actions/scheduler.py``, ``model/actions/informer.py``, ``model/actions/asynchrony.py``).
 
 Expectations come from the KEP's beta text (``reference/upstream/kep-5836-README-beta.md``, cited by
 section title) and from the reference: async preemption's PreEnqueue (§3.1), prepareCandidate's
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.spec.vocabulary import Phase, Queue, ResizeReason
-from kepcheck.model.actions import within_lag_bound
+from kepcheck.spec.kep.vocabulary import Phase, Queue, ResizeReason
+from kepcheck.model.actions.next import within_lag_bound
 from kepcheck.model.state import NO_POD
-from kepcheck.model.views import scheduler_view, update_undelivered
+from kepcheck.model.accounting.copies import scheduler_view, update_undelivered
 
 from test_actions import build, deferred, enabled, get, names_enabled, node, pod, run, setp
 
@@ -162,8 +162,8 @@ def test_equal_priority_pods_leave_active_queue_by_timestamp():
 def test_the_smallest_equal_priority_deadlock_still_fails():
     """The smallest counterexample of the one-node sweep to DeferredResizeResolved (README finding 8,
     scenario 17's shape at smaller sizes) is still one with the queue ordered by timestamp."""
-    from kepcheck.checks.explicit import check_explicit
-    from kepcheck.spec.properties import property_by_name
+    from kepcheck.checks.engines.explicit import check_explicit
+    from kepcheck.spec.kep.properties import property_by_name
     ctx, _ = build([node("n1", "3")], [deferred("a", "2", "1", priority=1), deferred("b", "2", "1", priority=1),
                                        pod("c", "1", node="n1", priority=0)])
     result, = check_explicit(ctx, [property_by_name("DeferredResizeResolved")])
@@ -174,8 +174,8 @@ def test_the_smallest_equal_priority_deadlock_still_fails():
 
 def test_one_beta_choice_can_be_switched_back_without_editing_the_variants():
     from kepcheck.checks.run import SelectionError, run_checks, select_variants
-    from kepcheck.spec.properties import property_by_name
-    from kepcheck.spec.scenarios import default_scenarios
+    from kepcheck.spec.kep.properties import property_by_name
+    from kepcheck.spec.language.loader import default_scenarios
     variant, = select_variants(["beta-1.38+double_preemption_guard=none"])
     assert variant.fitted_resize == "bind" and variant.double_preemption_guard == "none"
     scenario = [s for s in default_scenarios() if s.name == "resize-superseded"]

@@ -9,21 +9,23 @@ from functools import lru_cache
 
 import pytest
 
-from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
-from kepcheck.spec.quantities import parse_quantity
-from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.variants import variant_by_name
-from kepcheck.checks.breach import find_breach
-from kepcheck.checks.describe import describe_trace
-from kepcheck.checks.explicit import check_explicit
-from kepcheck.checks.trace_report import trace_markdown
-from kepcheck.model.accounting import kubelet_resizing_pod_requests
+from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, PROPERTIES
+from kepcheck.spec.kubernetes.quantities import parse_quantity
+from kepcheck.spec.language.loader import default_scenarios
+from kepcheck.spec.kep.variants import variant_by_name
+from kepcheck.checks.outputs.breach import find_breach
+from kepcheck.checks.outputs.describe import describe_trace
+from kepcheck.checks.engines.explicit import check_explicit
+from kepcheck.checks.outputs.trace_report import trace_markdown
+from kepcheck.model.accounting.footprints import kubelet_resizing_pod_requests
 from kepcheck.model.context import Context
-from kepcheck.model.explain import EXPLAIN, Tally
-from kepcheck.model.expr import vmax, vmin
+from kepcheck.model.properties.explain import EXPLAIN, Tally
+from kepcheck.model.expr.vectors import vmax, vmin
 from kepcheck.model.mutants import MUTANTS
-from kepcheck.model.properties import LIVENESS, PREDICATES, Response, kubelet_grants, scheduler_grants
-from kepcheck.model.views import kubelet_fits_admission, kubelet_footprint, kubelet_free
+from kepcheck.model.properties.catalog import PREDICATES
+from kepcheck.model.properties.eventually import LIVENESS, Response
+from kepcheck.model.properties.capacity import kubelet_grants, scheduler_grants
+from kepcheck.model.accounting.views import kubelet_fits_admission, kubelet_footprint, kubelet_free
 
 from conftest import manifest, default_matrix
 

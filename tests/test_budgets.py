@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kepcheck.spec.properties import PROPERTIES
+from kepcheck.spec.kep.properties import PROPERTIES
 
 SCENARIO = str(Path(__file__).resolve().parent.parent / "bench" / "scenarios" / "bench-two-nodes-busy.yaml")
 SAFETY = [arg for p in PROPERTIES if p.kind != "eventually" for arg in ("--property", p.name)]

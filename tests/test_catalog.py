@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, property_by_name
-from kepcheck.spec.variants import DECISIONS, VARIANTS
+from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES, property_by_name
+from kepcheck.spec.kep.variants import DECISIONS, VARIANTS
 from kepcheck.model.mutants import MUTANTS
-from kepcheck.model.properties import LIVENESS, PREDICATES
+from kepcheck.model.properties.catalog import PREDICATES
+from kepcheck.model.properties.eventually import LIVENESS
 
 from conftest import SCENARIOS, results
 
@@ -18,14 +19,14 @@ def test_names_match_in_both_directions():
 
 
 def test_eventually_properties_state_their_fairness():
-    from kepcheck.spec.fairness import FAIRNESS_GROUPS
+    from kepcheck.spec.kep.fairness import FAIRNESS_GROUPS
 
     known = {group.name for group in FAIRNESS_GROUPS}
     for spec in PROPERTIES:
         if spec.kind == EVENTUALLY:
             assert spec.fairness and set(spec.fairness) <= known, spec.name
     fair_actions = {a for group in FAIRNESS_GROUPS for a in group.actions}
-    from kepcheck.model.actions import ACTOR_OF
+    from kepcheck.model.actions.next import ACTOR_OF
 
     # every scheduler and kubelet action is in some fairness group; no user action is
     assert fair_actions == {name for name, actor in ACTOR_OF.items() if actor != "user"}

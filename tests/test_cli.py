@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from kepcheck.spec.manifest import Expectation, Manifest
-from kepcheck.checks import cli, run as run_module
+from kepcheck.spec.kep.manifest import Expectation, Manifest
+from kepcheck.checks import run as run_module
+from kepcheck.checks.cli import main as cli
 
 RECORD_KEYS = {"scenario", "variant", "property", "kind", "engine", "verdict", "expected", "states", "transitions",
                "depth", "seconds", "reason", "trace"}

@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from kepcheck.checks import cli
-from kepcheck.checks.output import OutputError
+from kepcheck.checks.cli import main as cli
+from kepcheck.checks.outputs.files import OutputError
 
 SMALL = ["--scenario", "deferred-upsize-one-victim", "--variant", "alpha-1.37"]
 # every scenario under the variants with the most violations: quick to check, many trace reports to write

@@ -1,4 +1,4 @@
-"""Pods with containers in scenario files (``spec/scenario_containers.py``, ``spec/pod_resources.py``;
+"""Pods with containers in scenario files (``spec/language/containers.py``, ``spec/kubernetes/pod_resources.py``;
 issue 11, gap 8).
 
 Sources, each cited where it is used: component-helpers ``PodRequests`` and its test table
@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.checks.cli import main
-from kepcheck.checks.search import explore, kep_system
+from kepcheck.checks.cli.main import main
+from kepcheck.checks.search.breadth_first import explore, kep_system
 from kepcheck.model.context import Context
-from kepcheck.model.pod_requests import Container, Pod, pod_requests
-from kepcheck.spec.scenarios import load_scenario, parse_scenario
-from kepcheck.spec.variants import VARIANTS
+from kepcheck.model.accounting.pod_requests import pod_requests
+from kepcheck.model.accounting.pods import Container, Pod
+from kepcheck.spec.language.loader import load_scenario, parse_scenario
+from kepcheck.spec.kep.variants import VARIANTS
 
 from conftest import assert_refused
 
-SCENARIO = "kepcheck/spec/scenarios/21-sidecar-counts-in-resize.yaml"
+SCENARIO = "spec/scenarios/21-sidecar-counts-in-resize.yaml"
 NODE = {"name": "n1", "allocatable": {"cpu": "300", "memory": "4Gi"}}
 CPU_NODE = {"name": "n1", "allocatable": {"cpu": "300"}}
 

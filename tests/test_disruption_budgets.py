@@ -1,4 +1,4 @@
-"""PodDisruptionBudgets in victim selection (``spec/disruption_budgets.py``, ``model/preemption.py``;
+"""PodDisruptionBudgets in victim selection (``spec/language/disruption_budgets.py``, ``model/actions/preemption.py``;
 issue 11, gap 6).
 
 Sources: ``SelectVictimsOnNode`` and ``filterPodsWithPDBViolation`` in
@@ -17,18 +17,18 @@ from dataclasses import replace
 
 import pytest
 
-from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.engines.explicit import check_explicit
 from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
-from kepcheck.model.preemption import budget_violating, disruptions_allowed
-from kepcheck.spec.scenarios import load_scenario, parse_scenario
-from kepcheck.spec.variants import variant_by_name
-from kepcheck.spec.vocabulary import Phase
+from kepcheck.model.actions.preemption import budget_violating, disruptions_allowed
+from kepcheck.spec.language.loader import load_scenario, parse_scenario
+from kepcheck.spec.kep.variants import variant_by_name
+from kepcheck.spec.kep.vocabulary import Phase
 
 from conftest import assert_refused
 from test_actions import build, deferred, get, node, pod, run, setp
 
-SHIPPED = "kepcheck/spec/scenarios/20-budget-protected-deferred-pod.yaml"
+SHIPPED = "spec/scenarios/20-budget-protected-deferred-pod.yaml"
 
 
 def _with_budgets(nodes, pods, budgets, environment=None, variant="alpha-1.37"):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.checks.explicit import check_explicit, explore
+from kepcheck.checks.engines.explicit import check_explicit, explore
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED
 from kepcheck.model.context import Context
-from kepcheck.spec.properties import ALWAYS, EVENTUALLY, SOMETIMES
-from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.variants import variant_by_name
+from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, SOMETIMES
+from kepcheck.spec.language.loader import default_scenarios
+from kepcheck.spec.kep.variants import variant_by_name
 from toy_two_phase_commit import (
     ABORTED, COMMITTED, Jugs, TMCommit, RMPrepare, TMRcvPrepared, die_hard_next, die_hard_system,
     tc_consistent, tp_init, tp_next, two_phase_system,
@@ -25,7 +25,7 @@ from toy_two_phase_commit import (
 
 
 def shortest_depth(initial, successors, goal) -> int | None:
-    """Plain level-by-level search, independent of ``checks.explicit``: the number of steps to the
+    """Plain level-by-level search, independent of ``checks.engines.explicit``: the number of steps to the
     nearest state satisfying ``goal``, or None if no reachable state does."""
     seen = set(initial)
     level = list(seen)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.spec.fairness import fair_action_names
-from kepcheck.spec.properties import EVENTUALLY, PROPERTIES
+from kepcheck.spec.kep.fairness import fair_action_names
+from kepcheck.spec.kep.properties import EVENTUALLY, PROPERTIES
 
 from kepcheck.checks.result import VIOLATED
-from kepcheck.model.actions import next_steps
+from kepcheck.model.actions.next import next_steps
 
 from conftest import default_matrix
 

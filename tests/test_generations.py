@@ -20,11 +20,11 @@ resize twice).
 
 from __future__ import annotations
 
-from kepcheck.checks.explicit import check_explicit
+from kepcheck.checks.engines.explicit import check_explicit
 from kepcheck.model.init import initial_state
-from kepcheck.spec.properties import property_by_name
-from kepcheck.spec.scenarios import parse_scenario
-from kepcheck.spec.vocabulary import ResizeReason
+from kepcheck.spec.kep.properties import property_by_name
+from kepcheck.spec.language.loader import parse_scenario
+from kepcheck.spec.kep.vocabulary import ResizeReason
 
 from conftest import assert_refused, context
 from test_actions import build, deferred, enabled, get, node, pod, run, units
@@ -153,7 +153,7 @@ def _concrete_sizes_admitted(ctx) -> bool:
     at the concrete sizes."""
     import z3
 
-    from kepcheck.checks.parametric import parametric_model
+    from kepcheck.checks.symbolic.parametric import parametric_model
     model = parametric_model(ctx, (1, 64))
     solver = z3.Solver()
     solver.add(*model.constraints)

@@ -39,7 +39,7 @@ from typing import Callable
 import pytest
 
 from kepcheck.spec.limits import MAX_FILE_BYTES, one_line
-from kepcheck.spec.scenarios import ScenarioError, load_scenario
+from kepcheck.spec.language.loader import ScenarioError, load_scenario
 
 HOSTILE_DIR = Path(__file__).parent / "hostile"
 CPU_BUDGET_S = 2.0

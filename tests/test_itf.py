@@ -1,4 +1,4 @@
-"""ITF files (checks/itf.py) that the format's own tools load: every trace of the default matrix
+"""ITF files (checks/outputs/itf.py) that the format's own tools load: every trace of the default matrix
 written as ``.itf.json``, loaded with itf-py (the ITF library of the format's authors) and compared
 value by value with the model's states; Kubernetes names that are not record fields
 (``web-frontend``, ``node-a``); lassos whose loop ends at the last state (Apalache ADR-015); the one
@@ -17,19 +17,19 @@ from pathlib import Path
 import itf_py
 import pytest
 
-from kepcheck.spec.properties import PROPERTIES
-from kepcheck.spec.scenarios import ScenarioError, default_scenarios, load_scenario
-from kepcheck.spec.variants import variant_by_name
-from kepcheck.spec.vocabulary import ResizeReason
+from kepcheck.spec.kep.properties import PROPERTIES
+from kepcheck.spec.language.loader import ScenarioError, default_scenarios, load_scenario
+from kepcheck.spec.kep.variants import variant_by_name
+from kepcheck.spec.kep.vocabulary import ResizeReason
 
-from kepcheck.checks import describe
-from kepcheck.checks.itf import (ACTION_TAKEN, INIT, ITF_VARS, NONDET_PICKS, PHASE_WORDS, QUEUE_WORDS, REASON_WORDS,
+from kepcheck.checks.outputs import describe
+from kepcheck.checks.outputs.itf import (ACTION_TAKEN, INIT, ITF_VARS, NONDET_PICKS, PHASE_WORDS, QUEUE_WORDS, REASON_WORDS,
                                  UNSET, ItfError, itf_action_labels, itf_loop, itf_setting, load_itf, state_values,
                                  trace_to_itf)
 from kepcheck.checks.result import replay
 from kepcheck.checks.run import run_checks
-from kepcheck.checks.trace_report import trace_file_name, write_itf
-from kepcheck.model.actions import find_step
+from kepcheck.checks.outputs.trace_report import trace_file_name, write_itf
+from kepcheck.model.actions.next import find_step
 from kepcheck.model.context import Context
 
 from conftest import default_matrix

@@ -1,6 +1,6 @@
 """``kepcheck export``: every counterexample of the default matrix exports; the manifests pass the
 Kubernetes v1.37 OpenAPI schema (kubernetes-validate, offline); the Go files pass gofmt; a generated
-pytest regression runs and passes; the initial objects imported back (``checks/kube_import.py``)
+pytest regression runs and passes; the initial objects imported back (``checks/kube/snapshot.py``)
 give the same initial state; the command line's errors are one line, exit 2."""
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from kepcheck.checks.cli import main
-from kepcheck.checks.itf import trace_to_itf
-from kepcheck.checks.kube_export import exported_files, write_export
-from kepcheck.checks.kube_import import read_objects, scenario_from_objects
-from kepcheck.checks.kube_manifests import initial_objects, load_export, witness_step
+from kepcheck.checks.cli.main import main
+from kepcheck.checks.outputs.itf import trace_to_itf
+from kepcheck.checks.kube.export import exported_files, write_export
+from kepcheck.checks.kube.snapshot import read_objects, scenario_from_objects
+from kepcheck.checks.kube.manifests import initial_objects, load_export, witness_step
 from kepcheck.checks.result import HOLDS, VIOLATED
 from kepcheck.checks.run import run_checks, select_scenarios, select_variants
-from kepcheck.spec.properties import PROPERTIES
-from kepcheck.spec.scenarios import load_scenario
+from kepcheck.spec.kep.properties import PROPERTIES
+from kepcheck.spec.language.loader import load_scenario
 
 from conftest import default_matrix
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kepcheck.checks.cli import main
-from kepcheck.checks.kube_import import read_objects, scenario_from_objects
-from kepcheck.checks.kube_objects import Fields, STATES, pod_of, state_total
-from kepcheck.model.pod_requests import pod_requests
-from kepcheck.spec.scenario_fields import ScenarioError
-from kepcheck.spec.scenarios import load_scenario
+from kepcheck.checks.cli.main import main
+from kepcheck.checks.kube.snapshot import read_objects, scenario_from_objects
+from kepcheck.checks.kube.objects import Fields, STATES, pod_of, state_total
+from kepcheck.model.accounting.pod_requests import pod_requests
+from kepcheck.spec.language.fields import ScenarioError
+from kepcheck.spec.language.loader import load_scenario
 
 FIXTURE = Path(__file__).parent / "fixtures" / "kubectl-snapshot.yaml"
 

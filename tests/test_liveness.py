@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
-from kepcheck.spec.fairness import DEFAULT_FAIRNESS
-from kepcheck.spec.properties import property_by_name
-from kepcheck.spec.vocabulary import Phase, ResizeReason
-from kepcheck.checks import cli
-from kepcheck.checks.explicit import check_explicit
+from kepcheck.spec.kep.fairness import DEFAULT_FAIRNESS
+from kepcheck.spec.kep.properties import property_by_name
+from kepcheck.spec.kep.vocabulary import Phase, ResizeReason
+from kepcheck.checks.cli import main as cli
+from kepcheck.checks.engines.explicit import check_explicit
 from kepcheck.checks.result import replay
 
 from conftest import SCENARIOS, context, manifest, results

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.spec.properties import PROPERTIES
-from kepcheck.spec.variants import VARIANTS
-from kepcheck.checks.report import format_trace
+from kepcheck.spec.kep.properties import PROPERTIES
+from kepcheck.spec.kep.variants import VARIANTS
+from kepcheck.checks.outputs.report import format_trace
 
 from conftest import SCENARIOS, context, manifest, results
 

@@ -1,4 +1,4 @@
-"""One exploration partitioned over workers by state fingerprint (``checks/partitioned.py``, issue 17):
+"""One exploration partitioned over workers by state fingerprint (``checks/search/partitioned.py``, issue 17):
 the same states, transitions, depth and verdicts (always violated, sometimes witnessed) as the
 single-process breadth-first search, whether the partitions live in this process or on the workers of
 a local two-worker Dask cluster."""
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
-from kepcheck.checks.partitioned import explore_in_process, explore_partitioned
-from kepcheck.checks.search import explore, kep_system
+from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES, SOMETIMES
+from kepcheck.checks.search.partitioned import explore_in_process, explore_partitioned
+from kepcheck.checks.search.breadth_first import explore, kep_system
 
 from conftest import SCENARIOS, context
 

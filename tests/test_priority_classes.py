@@ -1,4 +1,4 @@
-"""PriorityClasses and ``priorityClassName`` in scenarios (``spec/priority_classes.py``; issue 11, the
+"""PriorityClasses and ``priorityClassName`` in scenarios (``spec/language/priority_classes.py``; issue 11, the
 ``priorityClassName`` part of gap 8).
 
 Sources: the Priority admission plugin (``plugin/pkg/admission/priority/admission.go``): ``admitPod``
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.checks.cli import main
-from kepcheck.checks.search import explore, kep_system
+from kepcheck.checks.cli.main import main
+from kepcheck.checks.search.breadth_first import explore, kep_system
 from kepcheck.model.context import Context
-from kepcheck.spec.priority_classes import PriorityClass, resolve_class
-from kepcheck.spec.scenarios import load_scenario, parse_scenario
-from kepcheck.spec.variants import VARIANTS
+from kepcheck.spec.language.priority_classes import PriorityClass, resolve_class
+from kepcheck.spec.language.loader import load_scenario, parse_scenario
+from kepcheck.spec.kep.variants import VARIANTS
 
 from conftest import assert_refused
 
@@ -105,7 +105,7 @@ def test_an_unknown_class_is_exit_2_with_one_line(tmp_path, capsys):
 def test_the_shipped_scenario_with_classes_is_its_shorthand():
     """Scenario 19 names its classes (db: database; batch: the global default); written with the
     shorthand priorities it is the same model: the same state count and verdicts."""
-    shipped = load_scenario("kepcheck/spec/scenarios/19-guaranteed-resize-static-cpu.yaml")
+    shipped = load_scenario("spec/scenarios/19-guaranteed-resize-static-cpu.yaml")
     assert [(p.name, p.priority) for p in shipped.pods] == [("db", 100), ("batch", 10)]
     shorthand = parse_scenario({
         "name": shipped.name, "nodes": [{"name": "n1", "allocatable": {"cpu": "4", "memory": "4Gi"},

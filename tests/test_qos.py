@@ -1,5 +1,5 @@
-"""QoS classes, limits, and the resizes the kubelet marks Infeasible (``spec/qos.py``,
-``spec/scenario_qos.py``, ``model/kubelet.resize_infeasible``; issue 11, gap 3 and the QoS part of
+"""QoS classes, limits, and the resizes the kubelet marks Infeasible (``spec/kubernetes/qos.py``,
+``spec/language/pod_limits.py``, ``model/kubelet.resize_infeasible``; issue 11, gap 3 and the QoS part of
 gaps 4 and 8).
 
 Sources, each cited where it is used: ``GetPodQOS`` and its test table (``pkg/apis/core/helper/qos``),
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.checks.search import explore, kep_system
-from kepcheck.checks.cli import main
-from kepcheck.spec.qos import qos_class
-from kepcheck.spec.scenarios import load_scenario, parse_scenario
-from kepcheck.spec.variants import VARIANTS
-from kepcheck.spec.vocabulary import ResizeReason
+from kepcheck.checks.search.breadth_first import explore, kep_system
+from kepcheck.checks.cli.main import main
+from kepcheck.spec.kubernetes.qos import qos_class
+from kepcheck.spec.language.loader import load_scenario, parse_scenario
+from kepcheck.spec.kep.variants import VARIANTS
+from kepcheck.spec.kep.vocabulary import ResizeReason
 from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
 
@@ -159,7 +159,7 @@ def test_a_burstable_pod_on_a_static_node_is_not_pinned():
 def test_an_infeasible_resize_is_never_preempted_for(variant):
     """Under every variant: no reachable step preempts for db's Infeasible resize, and the same
     scenario without the static CPU manager (the old model's behaviour) does preempt batch for it."""
-    scenario = load_scenario("kepcheck/spec/scenarios/19-guaranteed-resize-static-cpu.yaml")
+    scenario = load_scenario("spec/scenarios/19-guaranteed-resize-static-cpu.yaml")
     chosen = next(v for v in VARIANTS if v.name == variant)
     graph = explore(kep_system(Context.build(scenario, chosen), []), keep_graph=True).graph
     assert not any(action.name == "PreemptForResize" for _, _, action in graph.edges(keys=True))
@@ -188,7 +188,7 @@ def test_guaranteed_resizes_are_retried_before_burstable_ones_of_equal_priority(
 
 
 def test_the_shipped_scenario_starts_as_documented():
-    scenario = load_scenario("kepcheck/spec/scenarios/19-guaranteed-resize-static-cpu.yaml")
+    scenario = load_scenario("spec/scenarios/19-guaranteed-resize-static-cpu.yaml")
     ctx = Context.build(scenario, VARIANTS[0])
     assert ctx.qos_classes == ("Guaranteed", "Burstable") and ctx.pinned_resources[0] == ((0,),)
     assert initial_state(ctx).pods[0].resize == ResizeReason.NONE

@@ -1,4 +1,4 @@
-"""The random engine (``checks/random_walk.py``) and the scenario generator (``checks/generate.py``).
+"""The random engine (``checks/engines/random_walk.py``) and the scenario generator (``checks/generate.py``).
 
 * Every generated scenario loads (``parse_scenario``), also after a YAML round trip.
 * Every mutant whose property is an ``always`` property is caught by random walks on a scope the
@@ -23,17 +23,18 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from kepcheck.checks.explicit import check_explicit
-from kepcheck.checks.search import explore, kep_system
+from kepcheck.checks.engines.explicit import check_explicit
+from kepcheck.checks.search.breadth_first import explore, kep_system
 from scenario_generator import replicate, sample_scenarios, scenarios, write_scenario
-from kepcheck.checks.random_walk import check_random
+from kepcheck.checks.engines.random_walk import check_random
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, replay
-from kepcheck.model.pod_requests import Container, Pod, pod_requests
+from kepcheck.model.accounting.pod_requests import pod_requests
+from kepcheck.model.accounting.pods import Container, Pod
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import MUTANTS, mutants_named
-from kepcheck.spec.properties import ALWAYS, property_by_name
-from kepcheck.spec.scenarios import SCENARIO_DIR, load_scenario, parse_scenario
-from kepcheck.spec.variants import variant_by_name
+from kepcheck.spec.kep.properties import ALWAYS, property_by_name
+from kepcheck.spec.language.loader import SCENARIO_DIR, load_scenario, parse_scenario
+from kepcheck.spec.kep.variants import variant_by_name
 
 from conftest import SCENARIOS
 
@@ -147,7 +148,7 @@ def test_differential_checks_hold_under_alpha(scenario):
 def test_conservativeness_fails_under_allocated_only():
     """Expected: allocated-only counts an InProgress downsize at its allocation, the kubelet at
     max(allocated, actual). The check is not built in for that accounting, so judge it here."""
-    from kepcheck.checks.differential import scheduler_conservative
+    from kepcheck.checks.engines.differential import scheduler_conservative
     from kepcheck.model.init import initial_state
 
     ctx = Context.build(SCENARIOS["downsize-in-progress"], variant_by_name("allocated-only"))
@@ -164,7 +165,7 @@ def test_accounting_check_catches_the_scheduler_ignores_actual_mutant():
 
 
 # Reference §1.2 (v1.37 "max of sums") and §1.4 (KEP-753 init/sidecar formula), restated from the
-# prose, independently of model/accounting.py and model/pod_requests.py.
+# prose, independently of model/accounting/footprints.py and model/accounting/pod_requests.py.
 RESOURCE_NAMES = ("cpu", "memory")
 
 

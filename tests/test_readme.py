@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kepcheck.spec.scenarios import load_scenario
-from kepcheck.checks import cli
-from kepcheck.checks.report import summary_markdown
+from kepcheck.spec.language.loader import load_scenario
+from kepcheck.checks.cli import main as cli
+from kepcheck.checks.outputs.report import summary_markdown
 
 from conftest import SCENARIOS, manifest
 

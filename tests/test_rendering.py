@@ -31,11 +31,11 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from kepcheck.spec.variants import VARIANTS
+from kepcheck.spec.kep.variants import VARIANTS
 
-from kepcheck.checks.review import write_review
-from kepcheck.checks.review_pages import LIFECYCLE_PAGE, has_report
-from kepcheck.checks.trace_report import trace_file_name
+from kepcheck.checks.outputs.review import write_review
+from kepcheck.checks.outputs.review_pages import LIFECYCLE_PAGE, has_report
+from kepcheck.checks.outputs.trace_report import trace_file_name
 
 from conftest import default_matrix
 

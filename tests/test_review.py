@@ -1,4 +1,4 @@
-"""The design review artifacts (checks/review.py, review_pages.py, trace_report.py, lifecycle.py): trace
+"""The design review artifacts (checks/outputs/review.py, review_pages.py, trace_report.py, lifecycle.py): trace
 reports, ITF files, the review report (index, scenario pages, lifecycle page), the lifecycle
 diagrams, action coverage and variant diffs. How the report renders at GitHub's width is
 tests/test_rendering.py.
@@ -25,22 +25,22 @@ from pathlib import Path
 
 import pytest
 
-from kepcheck.spec.properties import ALWAYS, EVENTUALLY, PROPERTIES
-from kepcheck.spec.scenarios import default_scenarios
-from kepcheck.spec.transitions import TRANSITIONS
-from kepcheck.spec.variants import VARIANTS, variant_by_name
-from kepcheck.spec.vocabulary import LIFECYCLE_STATUSES
+from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, PROPERTIES
+from kepcheck.spec.language.loader import default_scenarios
+from kepcheck.spec.kep.transitions import TRANSITIONS
+from kepcheck.spec.kep.variants import VARIANTS, variant_by_name
+from kepcheck.spec.kep.vocabulary import LIFECYCLE_STATUSES
 
 from kepcheck.checks.engine import EngineOptions
-from kepcheck.checks.lifecycle import (
+from kepcheck.checks.outputs.lifecycle import (
     LIFECYCLE_PHASES, NEVER_FIRED_EXPLANATIONS, lifecycle_dot, lifecycle_mermaid, phase_edges, phase_initial,
 )
 from kepcheck.checks.result import VIOLATED
-from kepcheck.checks.review import INDEX_LIMIT, outcome_lifecycle, variant_diff, write_review
-from kepcheck.checks.review_pages import LIFECYCLE_PAGE, linkify_upstream, scenario_page_name, variant_groups
+from kepcheck.checks.outputs.review import INDEX_LIMIT, outcome_lifecycle, variant_diff, write_review
+from kepcheck.checks.outputs.review_pages import LIFECYCLE_PAGE, linkify_upstream, scenario_page_name, variant_groups
 from kepcheck.checks.run import run_checks
-from kepcheck.checks.trace_report import ITF_SCHEMA_PATH, trace_file_name, trace_markdown, write_itf
-from kepcheck.model.actions import ACTION_NAMES
+from kepcheck.checks.outputs.trace_report import ITF_SCHEMA_PATH, trace_file_name, trace_markdown, write_itf
+from kepcheck.model.actions.next import ACTION_NAMES
 
 from conftest import default_matrix
 
@@ -179,7 +179,7 @@ def _mermaid_parser_missing() -> str:
 # --- ITF validation --------------------------------------------------------------------------------
 
 def _mini_validate(value, schema, root, path="$") -> list[str]:
-    """The JSON Schema subset checks/itf_schema.json uses (type, required, properties,
+    """The JSON Schema subset checks/outputs/itf_schema.json uses (type, required, properties,
     patternProperties, additionalProperties, items, min/maxItems, minimum, pattern, anyOf, $ref)."""
     if "$ref" in schema:
         target = root

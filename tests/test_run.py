@@ -7,14 +7,15 @@ import shlex
 
 import pytest
 
-from kepcheck.checks import cli, search
+from kepcheck.checks.cli import main as cli
+from kepcheck.checks.search import breadth_first as search
 
 SYMMETRIC = ("--scenario", "additional-preemption", "--variant", "alpha-1.37")  # interchangeable pods
 
 
 @pytest.fixture
 def explorations(monkeypatch):
-    """Counts the breadth-first searches started (``checks/search.py``)."""
+    """Counts the breadth-first searches started (``checks/search/breadth_first.py``)."""
     count = []
     original = search.Search.run
 

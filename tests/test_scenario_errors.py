@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from kepcheck.spec.api_validation import dns1123_subdomain_problem, label_key_problem, priority_problem
+from kepcheck.spec.kubernetes.api_validation import dns1123_subdomain_problem, label_key_problem, priority_problem
 from kepcheck.spec.limits import SHOWN_CHARS, shown
-from kepcheck.spec.scenarios import SCENARIO_DIR, ScenarioError, default_scenarios, load_scenario, parse_scenario
+from kepcheck.spec.language.loader import SCENARIO_DIR, ScenarioError, default_scenarios, load_scenario, parse_scenario
 
 GOOD = """\
 name: good
@@ -225,7 +225,7 @@ def test_only_resources_used_are_modelled(tmp_path):
     assert scenario.pods[0].requests == (3,)
 
 
-# --- Kubernetes' own rules (spec/api_validation.py), on Kubernetes' own test tables ----------------
+# --- Kubernetes' own rules (spec/kubernetes/api_validation.py), on Kubernetes' own test tables ----------------
 
 # staging/src/k8s.io/apimachinery/pkg/util/validation/validation_test.go, TestIsDNS1123Subdomain
 DNS1123_SUBDOMAIN_GOOD = [
@@ -317,7 +317,7 @@ def test_a_resize_naming_one_resource_keeps_the_others(tmp_path):
     memory 1Gi asks for cpu 2, memory 2Gi — never cpu 0."""
     from kepcheck.checks.result import replay
     from kepcheck.model.context import Context
-    from kepcheck.spec.variants import VARIANTS
+    from kepcheck.spec.kep.variants import VARIANTS
 
     scenario = load_scenario(_two_resources(tmp_path, "{pod: web, requests: {memory: 2Gi}}"))
     assert scenario.format(scenario.resizes[0].requests) == "cpu 2, memory 2Gi"
@@ -347,11 +347,11 @@ def test_a_memory_only_resize_keeps_the_cpu_and_changes_a_verdict():
     loader did before issue 11 — late is bound once web's resize is granted: PodAdmitted differs."""
     import dataclasses
 
-    from kepcheck.checks.explicit import check_explicit
+    from kepcheck.checks.engines.explicit import check_explicit
     from kepcheck.model.context import Context
-    from kepcheck.spec.properties import property_by_name
-    from kepcheck.spec.scenarios import default_scenarios
-    from kepcheck.spec.variants import variant_by_name
+    from kepcheck.spec.kep.properties import property_by_name
+    from kepcheck.spec.language.loader import default_scenarios
+    from kepcheck.spec.kep.variants import variant_by_name
 
     scenario = next(s for s in default_scenarios() if s.name == "memory-resize-keeps-cpu")
     assert scenario.format(scenario.resizes[0].requests) == "cpu 2, memory 3Gi"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kepcheck.checks.search import explore, kep_system
+from kepcheck.checks.search.breadth_first import explore, kep_system
 
 from conftest import context
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from kepcheck.checks.cli import main
+from kepcheck.checks.cli.main import main
 from kepcheck.checks.engine import Budget, EngineOptions, engine
-from kepcheck.checks.sweep import RESULT_DIR, sweep_points
-from kepcheck.checks.sweep_bounds import BoundsError, load_bounds, parse_bounds
-from kepcheck.checks.sweep_space import NO_NODE, Point, canonical, enumerate_points, point_document
-from kepcheck.checks.sweep_store import STORE_NAME, ResultStore
+from kepcheck.checks.sweep.command import RESULT_DIR, sweep_points
+from kepcheck.checks.sweep.bounds import BoundsError, load_bounds, parse_bounds
+from kepcheck.checks.sweep.space import NO_NODE, Point, canonical, enumerate_points, point_document
+from kepcheck.checks.sweep.store import STORE_NAME, ResultStore
 from kepcheck.model.context import Context
-from kepcheck.spec.properties import property_by_name
-from kepcheck.spec.scenarios import default_scenarios, load_scenario, parse_scenario
-from kepcheck.spec.variants import VARIANTS
+from kepcheck.spec.kep.properties import property_by_name
+from kepcheck.spec.language.loader import default_scenarios, load_scenario, parse_scenario
+from kepcheck.spec.kep.variants import VARIANTS
 
 TINY = Path(__file__).parent / "sweeps" / "tiny.yaml"
 SHIPPED = "deferred-upsize-one-victim"  # shows NoDoubleReservation failing under allocated-only

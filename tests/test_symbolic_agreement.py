@@ -9,11 +9,11 @@ from dataclasses import fields
 
 import pytest
 
-from kepcheck.spec.properties import ALWAYS, PROPERTIES, SOMETIMES
-from kepcheck.checks.search import explore, kep_system
-from kepcheck.checks.symbolic import concrete_bindings, evaluate, symbolic_state
-from kepcheck.model.actions import next_steps, transitions
-from kepcheck.model.properties import PREDICATES
+from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES, SOMETIMES
+from kepcheck.checks.search.breadth_first import explore, kep_system
+from kepcheck.checks.symbolic.states import concrete_bindings, evaluate, symbolic_state
+from kepcheck.model.actions.next import next_steps, transitions
+from kepcheck.model.properties.catalog import PREDICATES
 from kepcheck.model.state import PodState
 
 from conftest import context
@@ -88,11 +88,11 @@ def assert_symbolic_agrees(ctx, symbolic, symbolic_steps: list, concrete) -> Non
 
 
 def test_terms_built_through_the_c_api_mean_what_z3py_builds():
-    """``model/expr.py`` builds comparisons, sums, And/Or/Not/If and equalities through Z3's C API;
+    """``model/expr/scalars.py`` builds comparisons, sums, And/Or/Not/If and equalities through Z3's C API;
     each term is equivalent to the one z3py's operators build."""
     import z3
 
-    from kepcheck.model.expr import and_, int_variable, ite, not_, or_, z3_eq
+    from kepcheck.model.expr.scalars import and_, int_variable, ite, not_, or_, z3_eq
 
     x, y, p = int_variable("x"), int_variable("y"), z3.Bool("p")
     zx, zy = z3.Int("x"), z3.Int("y")

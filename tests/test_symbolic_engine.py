@@ -1,4 +1,4 @@
-"""The symbolic engine (checks/bmc.py) against the explicit engine (STYLE.md R12).
+"""The symbolic engine (checks/symbolic/bmc.py) against the explicit engine (STYLE.md R12).
 
 * BMC finds a violation of an ``always`` property iff the explicit engine does, at the same depth
   as the explicit engine's shortest counterexample, and every BMC trace replays (``check_bmc``
@@ -6,7 +6,7 @@
 * Every mutant registered against an ``always`` property is caught by BMC at its shortest length.
 * k-induction proves every always property that holds on deferred-upsize-one-victim / alpha-1.37
   (and on the other default scenarios, except those listed in ``NOT_PROVED_ELSEWHERE``), with the
-  strengthening invariants and preemption lemmas of ``model/strengthening.py``, which themselves
+  strengthening invariants and preemption lemmas of ``model/properties/strengthening.py``, which themselves
   hold on every explored state of every scenario under every variant and are proved.
 * Parametric mode: sizes symbolic in [1, 64] (KubeletNeverOvercommits, VictimsStrictlyLowerPriority,
   NoDoubleReservation proved).
@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.spec.properties import ALWAYS, PROPERTIES, property_by_name
-from kepcheck.spec.variants import VARIANTS
-from kepcheck.checks.bmc import check_bmc
-from kepcheck.checks.induction import check_induction, prove_lemmas, prove_strengthening
+from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES, property_by_name
+from kepcheck.spec.kep.variants import VARIANTS
+from kepcheck.checks.symbolic.bmc import check_bmc
+from kepcheck.checks.symbolic.induction import check_induction, prove_lemmas, prove_strengthening
 from kepcheck.checks.result import PROVED
-from kepcheck.checks.search import explore, kep_system
+from kepcheck.checks.search.breadth_first import explore, kep_system
 from kepcheck.checks.result import replay
 from kepcheck.model.context import Context
 from kepcheck.model.mutants import MUTANTS
-from kepcheck.model.properties import PREDICATES
-from kepcheck.model.strengthening import PREEMPTION_LEMMAS, STRENGTHENING
+from kepcheck.model.properties.catalog import PREDICATES
+from kepcheck.model.properties.strengthening import PREEMPTION_LEMMAS, STRENGTHENING
 
 from conftest import SCENARIOS, context, cross_checked, results
 
@@ -107,7 +107,7 @@ def test_parametric_violation_replays_with_chosen_sizes():
     concrete = Context.build(replace(scenario, pods=pods, nodes=nodes), ctx.variant)
     trace = replay(concrete, result.trace.labels)
     before, after = trace.steps[-2][1], trace.steps[-1][1]
-    from kepcheck.model.actions import next_steps
+    from kepcheck.model.actions.next import next_steps
 
     action = next(a for a, _ in next_steps(concrete, before) if a.label() == result.trace.labels[-1])
     assert not PREDICATES["NoDoubleReservation"](concrete, before, action, after)
@@ -180,8 +180,8 @@ def test_bmc_with_assumed_invariants_agrees_without():
     assert [(r.verdict, r.depth) for r in with_inv] == [(r.verdict, r.depth) for r in without]
 
 
-# Every always property that holds on deferred-upsize-one-victim under alpha-1.37 (spec/manifest.yaml)
-# is proved by 1-induction with the strengthening invariants of model/strengthening.py.
+# Every always property that holds on deferred-upsize-one-victim under alpha-1.37 (spec/kep/manifest.yaml)
+# is proved by 1-induction with the strengthening invariants of model/properties/strengthening.py.
 HOLDING_HERE = tuple(p.name for p in ALWAYS_PROPERTIES)
 
 
@@ -194,7 +194,7 @@ def test_induction_proves():
 
 # (scenario, properties not proved by k <= 3 under alpha-1.37): every other always property that the
 # manifest says holds there is proved (measured; see bench/bench_symbolic.py). The preemption lemma
-# ReprieveNeverTrades (model/strengthening/) closed the gaps of the scenarios without budgets; with a
+# ReprieveNeverTrades (model/properties/strengthening/) closed the gaps of the scenarios without budgets; with a
 # PodDisruptionBudget the reprieve order depends on the budget's status when the victims were chosen,
 # which no state keeps, so the lemmas that carry NoDoublePreemption are not stated there
 # (history.resize_preemptors_under_max_accounting) and its induction step has a counterexample at k = 3.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.spec.properties import EVENTUALLY, PROPERTIES
-from kepcheck.spec.variants import VARIANTS
-from kepcheck.checks.explicit import check_explicit
+from kepcheck.spec.kep.properties import EVENTUALLY, PROPERTIES
+from kepcheck.spec.kep.variants import VARIANTS
+from kepcheck.checks.engines.explicit import check_explicit
 from kepcheck.checks.result import replay
 from kepcheck.model.symmetry import make_representative
 
@@ -50,12 +50,12 @@ def test_a_reduced_path_no_concrete_run_follows_is_searched_again_without_symmet
     from pathlib import Path
 
     from kepcheck.checks.engine import Budget, EngineOptions
-    from kepcheck.checks.explicit import ENGINE
+    from kepcheck.checks.engines.explicit import ENGINE
     from kepcheck.checks.result import replay
     from kepcheck.model.context import Context
-    from kepcheck.spec.properties import property_by_name
-    from kepcheck.spec.scenarios import load_scenario
-    from kepcheck.spec.variants import variant_by_name
+    from kepcheck.spec.kep.properties import property_by_name
+    from kepcheck.spec.language.loader import load_scenario
+    from kepcheck.spec.kep.variants import variant_by_name
 
     scenario = load_scenario(Path(__file__).parent / "fixtures" / "symmetry-age-tie-break.yaml")
     ctx = Context.build(scenario, variant_by_name("alpha-1.37"))

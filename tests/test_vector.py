@@ -1,4 +1,4 @@
-"""The vector core (``checks/vector.py``, ``checks/hybrid.py``): the one model traced and evaluated over
+"""The vector core (``checks/vector/layers.py``, ``checks/search/hybrid.py``): the one model traced and evaluated over
 whole frontiers, by numpy or compiled to C, over packed states.
 
 * The three interpretations of the model agree: on every reachable state of the default matrix the
@@ -20,24 +20,24 @@ from pathlib import Path
 import numpy
 import pytest
 
-from kepcheck.checks.compiled import CompiledExpander
-from kepcheck.checks.dag import evaluate, needed, value_of
-from kepcheck.checks.intervals import reachable_leaves
+from kepcheck.checks.vector.compiled import CompiledExpander
+from kepcheck.checks.vector.dag import evaluate, needed, value_of
+from kepcheck.checks.vector.intervals import reachable_leaves
 from kepcheck.checks.engine import Budget, EngineOptions
-from kepcheck.checks.hybrid import Prepared, explore_kep
-from kepcheck.checks.layout import Layout
-from kepcheck.checks.native import available
+from kepcheck.checks.search.hybrid import Prepared, explore_kep
+from kepcheck.checks.vector.layout import Layout
+from kepcheck.checks.vector.native import available
 from kepcheck.checks.run import run_checks
-from kepcheck.checks.search import explore, kep_system
-from kepcheck.checks.symbolic import symbolic_state
-from kepcheck.checks.traced_system import trace_kep
-from kepcheck.checks.vector import NumpyExpander, explore_vector
-from kepcheck.model.actions import transitions
-from kepcheck.model.properties import PREDICATES
+from kepcheck.checks.search.breadth_first import explore, kep_system
+from kepcheck.checks.symbolic.states import symbolic_state
+from kepcheck.checks.vector.traced_system import trace_kep
+from kepcheck.checks.vector.layers import NumpyExpander, explore_vector
+from kepcheck.model.actions.next import transitions
+from kepcheck.model.properties.catalog import PREDICATES
 from kepcheck.model.schema import flatten
 from kepcheck.model.symmetry import make_representative, symmetry_classes
-from kepcheck.spec.properties import EVENTUALLY, PROPERTIES
-from kepcheck.spec.variants import VARIANTS
+from kepcheck.spec.kep.properties import EVENTUALLY, PROPERTIES
+from kepcheck.spec.kep.variants import VARIANTS
 
 from conftest import SCENARIOS, context, cross_checked
 from test_symbolic_agreement import assert_symbolic_agrees
@@ -225,7 +225,7 @@ def test_without_a_c_compiler_the_vector_core_runs_on_numpy(monkeypatch):
     """Where ``cc`` is missing: without symmetry the vector core evaluates with numpy; with symmetry
     (canonicalisation needs the compiled evaluator) the search stays interpreted. Either way the
     results are the interpreted search's."""
-    import kepcheck.checks.hybrid as hybrid
+    import kepcheck.checks.search.hybrid as hybrid
 
     monkeypatch.setattr(hybrid, "available", lambda: None)
     ctx = context("additional-preemption", "alpha-1.37")

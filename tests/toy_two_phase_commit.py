@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kepcheck.checks.search import TransitionSystem
-from kepcheck.spec.properties import ALWAYS, SOMETIMES
+from kepcheck.checks.search.breadth_first import TransitionSystem
+from kepcheck.spec.kep.properties import ALWAYS, SOMETIMES
 
 __all__ = [
     "TPState", "TMRcvPrepared", "TMCommit", "TMAbort", "RMPrepare", "RMChooseToAbort", "RMRcvCommitMsg",
