@@ -114,12 +114,12 @@ def closed_loop(trace: Trace, loop: int | None = None) -> Trace:
     return trace if loop is None else Trace(trace.steps, loop=loop)
 
 
-def replay(ctx: Context, labels) -> Trace:
-    """Rebuild a trace from action labels (or ``Action`` values) through the model; ValueError if
-    one is not enabled where it is taken."""
+def replay(ctx: Context, actions) -> Trace:
+    """Rebuild a trace from ``Action`` values (or their labels) through the model; ValueError if one
+    is not enabled where it is taken, or is not a label."""
     state = initial_state(ctx)
     steps: list = [(None, state)]
-    for label in labels:
-        action, state = find_step(ctx, state, str(label))
+    for taken in actions:
+        action, state = find_step(ctx, state, taken)
         steps.append((action, state))
     return Trace(tuple(steps))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple, Sequence
 
@@ -176,6 +177,14 @@ def check_trace_replays(ctx: Context, result: CheckResult) -> None:
             raise EngineError(f"{result.engine}: the trace of {result.property} replays to another state")
 
 
+@lru_cache(maxsize=1)
+def _shipped() -> tuple[dict, Manifest]:
+    """The shipped scenarios by name and their manifest, read once per process (a sweep runs
+    thousands of scenarios through ``run_checks``)."""
+    shipped = {s.name: s for s in default_scenarios()}
+    return shipped, load_manifest(list(shipped))
+
+
 def run_checks(scenarios: Sequence[Scenario], variants: Sequence[Variant], properties: Sequence[PropertySpec], *,
                engine_name: str = "explicit", budget: Budget = Budget(), options: EngineOptions = EngineOptions(),
                mutants: Sequence[Mutant] = (), record_lifecycle: bool = False,
@@ -187,8 +196,7 @@ def run_checks(scenarios: Sequence[Scenario], variants: Sequence[Variant], prope
     the lifecycle of the lifecycle variant's explorations (explicit engine) for the review.
     ``starting(ctx)`` is called before each scenario × variant is checked, ``progress()`` after."""
     checker = engine(engine_name)
-    shipped = {s.name: s for s in default_scenarios()}
-    manifest = load_manifest(list(shipped))
+    shipped, manifest = _shipped()
     names = [v.name for v in variants]
     lifecycle_variant = LIFECYCLE_VARIANT if LIFECYCLE_VARIANT in names else (names[0] if names else None)
     for scenario in scenarios:

@@ -97,7 +97,11 @@ def test_differing_verdict_exits_1(capsys, monkeypatch):
     wrong = Manifest(["deferred-upsize-one-victim"],
                      {("deferred-upsize-one-victim", "alpha-1.37", "NoDoubleReservation"): Expectation("violated", "x", "y")})
     monkeypatch.setattr(run_module, "load_manifest", lambda names: wrong)
-    code, out, _ = run(capsys, "check", "--scenario", "deferred-upsize-one-victim", "--variant", "alpha-1.37")
+    run_module._shipped.cache_clear()  # the shipped scenarios and their manifest are read once per process
+    try:
+        code, out, _ = run(capsys, "check", "--scenario", "deferred-upsize-one-victim", "--variant", "alpha-1.37")
+    finally:
+        run_module._shipped.cache_clear()
     assert code == 1
     assert "expected violated" in out
 

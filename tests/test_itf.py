@@ -3,7 +3,7 @@ written as ``.itf.json``, loaded with itf-py (the ITF library of the format's au
 value by value with the model's states; Kubernetes names that are not record fields
 (``web-frontend``, ``node-a``); lassos whose loop ends at the last state (Apalache ADR-015); the one
 sentinel; Quint's ``mbt::actionTaken``/``mbt::nondetPicks``; and the reader ``load_itf`` with
-``itf_action_labels``, whose labels replay to the trace that was written.
+``itf_actions``, whose actions replay to the trace that was written.
 
 The matrix is checked once per module (about 10 s) and every trace with one (violations and
 witnesses, a superset of the files the review report writes) is written with ``write_itf``.
@@ -24,12 +24,13 @@ from kepcheck.spec.kep.vocabulary import ResizeReason
 
 from kepcheck.checks.outputs import describe
 from kepcheck.checks.outputs.itf import (ACTION_TAKEN, INIT, ITF_VARS, NONDET_PICKS, PHASE_WORDS, QUEUE_WORDS, REASON_WORDS,
-                                 UNSET, ItfError, itf_action_labels, itf_loop, itf_setting, load_itf, state_values,
+                                 UNSET, ItfError, itf_actions, itf_loop, itf_setting, load_itf, state_values,
                                  trace_to_itf)
 from kepcheck.checks.result import replay
 from kepcheck.checks.run import run_checks
 from kepcheck.checks.outputs.trace_report import trace_file_name, write_itf
 from kepcheck.model.actions.next import find_step
+from kepcheck.model.step import Action, Requests
 from kepcheck.model.context import Context
 
 from conftest import default_matrix
@@ -123,7 +124,7 @@ def test_names_that_are_not_field_names_are_map_keys(named):
         assert pods["web-frontend"]["node"] == "node-a"
         assert dict(document["states"][0]["kubeletRetryDue"]["#map"]) == {"node-a": False, "node-b": False}
         scenario, variant, mutants = itf_setting(document, str(path))
-        again = replay(Context.build(load_scenario(scenario), variant_by_name(variant)), itf_action_labels(document))
+        again = replay(Context.build(load_scenario(scenario), variant_by_name(variant)), itf_actions(document))
         assert again.steps == result.trace.steps, path.name
 
 
@@ -131,7 +132,7 @@ def test_labels_read_back_replay_to_the_same_trace(matrix):
     for ctx, result, path in matrix:
         document = load_itf(path)
         assert itf_setting(document) == (ctx.scenario.name, ctx.variant.name, ())
-        again = replay(ctx, itf_action_labels(document))
+        again = replay(ctx, itf_actions(document))
         assert again.steps == result.trace.steps, path.name
         assert itf_loop(document) == result.trace.loop, path.name
 
@@ -184,6 +185,10 @@ def test_one_sentinel_for_a_field_not_set(matrix):
     assert all(unset.values()), unset  # every sentinel field is unset somewhere: the check has teeth
 
 
+def _actions_of(state: dict) -> Action:
+    return itf_actions({"states": [{ACTION_TAKEN: INIT, NONDET_PICKS: {}}, state]})[0]
+
+
 def test_action_taken_and_nondet_picks_as_quint_writes_them(matrix):
     for _, result, path in matrix:
         states = load_itf(path)["states"]
@@ -191,7 +196,9 @@ def test_action_taken_and_nondet_picks_as_quint_writes_them(matrix):
         assert states[0]["#meta"]["action"] == INIT
         for state, (action, _) in zip(states[1:], result.trace.steps[1:]):
             assert state[ACTION_TAKEN] == action.name, path.name
-            assert state[NONDET_PICKS] == {k: {"tag": "Some", "value": v} for k, v in action.params}, path.name
+            assert state[NONDET_PICKS] == {k: {"tag": "Some", "value": v.mapping() if isinstance(v, Requests) else v}
+                                           for k, v in action.params}, path.name
+            assert _actions_of(state) == action  # read back to the same value
             assert list(state[NONDET_PICKS]) == [k for k, _ in action.params]
             assert state["#meta"]["action"] == action.label()
 
@@ -263,7 +270,7 @@ def test_load_itf_refuses_what_is_not_a_file(tmp_path):
 def test_the_good_document_loads(tmp_path):
     path = tmp_path / "trace.itf.json"
     path.write_text(json.dumps(_good_document()), encoding="utf-8")
-    assert itf_action_labels(load_itf(path)) == ["PreemptForResize(pod=web)", "FinishTermination(pod=batch)"]
+    assert [a.label() for a in itf_actions(load_itf(path))] == ["PreemptForResize(pod=web)", "FinishTermination(pod=batch)"]
     assert itf_loop(load_itf(path)) is None
 
 
@@ -274,6 +281,6 @@ def test_a_run_that_stays_in_its_last_state_has_no_loop_action():
     stays = type(finite)(finite.steps, loop=len(finite.steps) - 1)
     document = trace_to_itf(ctx, stays)
     assert document["loop"] == 2 and len(document["states"]) == 3 and "loopAction" not in document["#meta"]
-    assert itf_action_labels(document) == finite.labels and itf_loop(document) == stays.loop
+    assert itf_actions(document) == finite.actions and itf_loop(document) == stays.loop
     with pytest.raises(ValueError, match="is not the state of step 0"):
         trace_to_itf(ctx, type(finite)(finite.steps, loop=0))

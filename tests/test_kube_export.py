@@ -20,7 +20,8 @@ from kepcheck.checks.cli.main import main
 from kepcheck.checks.outputs.itf import trace_to_itf
 from kepcheck.checks.kube.export import exported_files, write_export
 from kepcheck.checks.kube.snapshot import read_objects, scenario_from_objects
-from kepcheck.checks.kube.manifests import initial_objects, load_export, witness_step
+from kepcheck.checks.kube.manifests import initial_objects, load_export
+from kepcheck.checks.outputs.breach import witness_step
 from kepcheck.checks.result import HOLDS, VIOLATED
 from kepcheck.checks.run import run_checks, select_scenarios, select_variants
 from kepcheck.spec.kep.properties import PROPERTIES

@@ -32,7 +32,7 @@ from kepcheck.spec.kep.properties import PROPERTIES, SOMETIMES
 from kepcheck.spec.kep.variants import DECISIONS, VARIANTS
 from kepcheck.spec.language.loader import ScenarioError, default_scenarios
 
-from kepcheck.checks.cli.replay import DEFAULT_VARIANT, judged_marks, replay_headline, replay_setting
+from kepcheck.checks.cli.replay import DEFAULT_VARIANT, judged_marks, replay_headline, replayed
 from kepcheck.checks.cli.terminal import mutant_verdicts, print_listing, print_matrix, print_text, print_traces
 from kepcheck.checks.engine import Budget, EngineOptions
 from kepcheck.checks.exits import (
@@ -48,13 +48,12 @@ from kepcheck.checks.outputs.files import (
 from kepcheck.checks.outputs.progress import PLAIN_SECONDS, Reporter, statistics
 from kepcheck.checks.outputs.report import counted, format_trace, result_record
 from kepcheck.checks.outputs.review import variant_diff, write_review
-from kepcheck.checks.result import INCONCLUSIVE, closed_loop, replay
+from kepcheck.checks.result import INCONCLUSIVE
 from kepcheck.checks.run import (
     SelectionError, run_checks, select_checks, select_engine, select_fairness, select_mutants, select_scenarios,
     select_variants,
 )
 from kepcheck.checks.sweep.command import add_sweep_parser, command_sweep
-from kepcheck.model.context import Context
 from kepcheck.model.mutants import MUTANTS
 
 __all__ = ["main", "build_parser"]
@@ -224,14 +223,7 @@ def _parametric(value):
 
 
 def command_replay(options) -> int:
-    scenario_argument, variant_name, mutant_names, labels, loop = replay_setting(options)
-    scenario = select_scenarios([scenario_argument])[0]
-    variant = select_variants([variant_name])[0]
-    ctx = Context.build(scenario, variant, select_mutants(mutant_names))
-    try:
-        trace = closed_loop(replay(ctx, labels), loop)
-    except ValueError as error:
-        raise UsageError(f"--itf {options.itf}: {error}" if options.itf else str(error)) from None
+    ctx, trace = replayed(options)
     marks = judged_marks(ctx, trace)
     console = _console(sys.stdout)
     print_text(console, replay_headline(trace, marks), style="bold")

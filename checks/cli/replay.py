@@ -8,49 +8,50 @@ arithmetic at that step, from ``checks/outputs/breach.py``), as the engines judg
 the same for one result's trace (``check --traces``). ``checks.result.closed_loop`` turns a replay that ends in a state it has been in before into a
 lasso (``Trace.loop``), so that its loop is marked as the liveness checker's lassos are ("steps
 3-4 repeat forever"); whether the loop is a fair run that violates an eventually-property is the
-liveness checker's judgement (``kepcheck check``), not the replay's. ``replay_setting`` reads an
-ITF file (``checks/outputs/itf.py``): its scenario, variant and mutants come from the file's ``#meta``
-where it says, else from the flags; a flag that contradicts the file is a usage error.
+liveness checker's judgement (``kepcheck check``), not the replay's. ``replayed`` takes the
+labels from the command line or reads the ITF file through the one door
+(``checks.traces.read_trace``).
 """
 
 from __future__ import annotations
 
-from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES
-
 from kepcheck.checks.exits import UsageError
-from kepcheck.checks.outputs.breach import find_breach
-from kepcheck.checks.outputs.itf import itf_action_labels, itf_loop, itf_setting, load_itf
+from kepcheck.checks.outputs.breach import Breach, find_breach, judge_trace
 from kepcheck.checks.outputs.report import counted
-from kepcheck.checks.result import VIOLATED, CheckResult, Trace
+from kepcheck.checks.result import CheckResult, Trace, closed_loop, replay
+from kepcheck.checks.run import select_mutants, select_scenarios, select_variants
+from kepcheck.checks.traces import read_trace
 from kepcheck.model.context import Context
 from kepcheck.model.memo import caching
 
-__all__ = ["judged_marks", "breach_marks", "replay_headline", "replay_setting", "DEFAULT_VARIANT"]
+__all__ = ["judged_marks", "breach_marks", "replay_headline", "replayed", "DEFAULT_VARIANT"]
 
 DEFAULT_VARIANT = "alpha-1.37"
 
 
-def breach_marks(ctx: Context, result: CheckResult) -> dict[int, list[str]]:
-    """Step number -> the lines that mark where ``result``'s trace breaks its property: "✗ NAME
-    violated here" and the property's own arithmetic there (``checks/outputs/breach.py``); a lasso's lines
-    go under its last step. Empty when there is no breach to show."""
-    breach = find_breach(ctx, result)
-    if breach is None:
-        return {}
-    step = len(result.trace) if breach.step is None else breach.step
-    head = f"✗ {result.property} violated here" if breach.step is not None else f"✗ {result.property} violated"
+def _marks(name: str, breach: Breach, length: int) -> dict[int, list[str]]:
+    """"✗ NAME violated here" and the property's own arithmetic there, at the breach's step (a
+    lasso's lines go under its last step)."""
+    step = length if breach.step is None else breach.step
+    head = f"✗ {name} violated here" if breach.step is not None else f"✗ {name} violated"
     return {step: [head] + [f"  {line}" for line in breach.lines]}
 
 
-def judged_marks(ctx: Context, trace: Trace, properties=PROPERTIES) -> dict[int, list[str]]:
-    """``breach_marks`` of every always-property the trace violates, judged as the engines judge it."""
+def breach_marks(ctx: Context, result: CheckResult) -> dict[int, list[str]]:
+    """Step number -> the lines that mark where ``result``'s trace breaks its property
+    (``checks/outputs/breach.py``). Empty when there is no breach to show."""
+    breach = find_breach(ctx, result)
+    return {} if breach is None else _marks(result.property, breach, len(result.trace))
+
+
+def judged_marks(ctx: Context, trace: Trace) -> dict[int, list[str]]:
+    """The marks of every always-property the trace violates, judged as the engines judge it
+    (``checks.outputs.breach.judge_trace``)."""
     marks: dict[int, list[str]] = {}
     with caching(ctx):
-        for spec in properties:
-            if spec.kind == ALWAYS:
-                result = CheckResult(ctx.scenario.name, ctx.variant.name, spec.name, spec.kind, "replay", VIOLATED,
-                                     trace=trace)
-                for number, lines in breach_marks(ctx, result).items():
+        for judgement in judge_trace(ctx, trace):
+            if judgement.breach is not None:
+                for number, lines in _marks(judgement.property, judgement.breach, len(trace)).items():
                     marks.setdefault(number, []).extend(lines)
     return marks
 
@@ -66,32 +67,22 @@ def replay_headline(trace: Trace, marks: dict[int, list[str]]) -> str:
     return f"{counted(len(trace), 'step')} replayed; {head}"
 
 
-
-
-def replay_setting(options) -> tuple[str, str, list[str], list[str], int | None]:
-    """(scenario, variant, mutant names, labels, loop) of ``kepcheck replay``: from the flags and
-    labels, or from the ITF file of ``--itf`` (its ``#meta`` first; the flags where it says
-    nothing). A usage error for labels beside ``--itf``, a flag that contradicts the file, or no
-    scenario at all."""
-    if options.itf is None:
-        if options.scenario is None:
-            raise UsageError("replay needs --scenario NAME|FILE (or --itf FILE)")
-        return options.scenario, options.variant or DEFAULT_VARIANT, options.mutant or [], options.labels, None
-    if options.labels:
-        raise UsageError("replay takes the labels from --itf FILE or from the command line, not both")
-    document = load_itf(options.itf)
-    labels, loop = itf_action_labels(document), itf_loop(document)
-    meta = document.get("#meta") if isinstance(document.get("#meta"), dict) else {}
-    if not (meta.get("scenario") and meta.get("variant")):  # a trace of another tool: the flags say where
-        if options.scenario is None:
-            raise UsageError(f"--itf {options.itf}: the file's #meta names no scenario and variant; give --scenario "
-                             "(and --variant)")
-        return options.scenario, options.variant or DEFAULT_VARIANT, options.mutant or [], labels, loop
-    scenario, variant, mutants = itf_setting(document, str(options.itf))
-    for flag, given, written in (("--scenario", options.scenario, scenario), ("--variant", options.variant, variant)):
-        if given is not None and given != written:
-            raise UsageError(f"{flag} {given} contradicts --itf {options.itf}, whose #meta says {written}")
-    if options.mutant and sorted(options.mutant) != sorted(mutants):
-        raise UsageError(f"--mutant {' '.join(options.mutant)} contradicts --itf {options.itf}, whose #meta says "
-                         f"{', '.join(mutants) or 'no mutant'}")
-    return scenario, variant, list(mutants), labels, loop
+def replayed(options) -> tuple[Context, Trace]:
+    """(context, trace) of ``kepcheck replay``: the labels on the command line replayed in the flags'
+    scenario, or the ITF file of ``--itf`` read by ``checks.traces.read_trace`` (its ``#meta``
+    first; the flags where it says nothing). A usage error for labels beside ``--itf``, a flag that
+    contradicts the file, no scenario at all, or an action that is not enabled where it is taken."""
+    if options.itf is not None:
+        if options.labels:
+            raise UsageError("replay takes the labels from --itf FILE or from the command line, not both")
+        read = read_trace(options.itf, scenario=options.scenario, variant=options.variant, mutants=options.mutant,
+                          default_variant=DEFAULT_VARIANT)
+        return read.ctx, read.trace
+    if options.scenario is None:
+        raise UsageError("replay needs --scenario NAME|FILE (or --itf FILE)")
+    ctx = Context.build(select_scenarios([options.scenario])[0],
+                        select_variants([options.variant or DEFAULT_VARIANT])[0], select_mutants(options.mutant or []))
+    try:
+        return ctx, closed_loop(replay(ctx, options.labels))
+    except ValueError as error:
+        raise UsageError(str(error)) from None

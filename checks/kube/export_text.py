@@ -139,21 +139,17 @@ def steps_script(export: Export) -> str:
     return "\n".join(head + _setup(export) + _step_lines(export) + tail) + "\n"
 
 
-_JUDGE = {  # the regression's judgement per kind of property: the verdict must stay at the same step
-    "sometimes": """    step = witness_step(ctx, PROPERTY, trace)
-    assert step == STEP, f"the witness {PROPERTY} now holds first at step {step}, not {STEP}"
+_JUDGE = {  # the regression's judgement per kind of property (checks.outputs.breach.judge_trace): same step
+    "sometimes": """    (judgement,) = judge_trace(ctx, trace, [PROPERTY])
+    assert judgement.step == STEP, f"the witness {PROPERTY} now holds first at step {judgement.step}, not {STEP}"
 """,
-    "violated": """    breach = find_breach(ctx, CheckResult(ctx.scenario.name, VARIANT, PROPERTY, KIND, "replay", VIOLATED, trace=trace))
-    assert breach is not None, f"{PROPERTY} no longer fails along these steps"
-    assert breach.step == STEP, f"{PROPERTY} now fails at step {breach.step}, not {STEP}"
+    "violated": """    (judgement,) = judge_trace(ctx, trace, [PROPERTY])
+    assert judgement.breach is not None, f"{PROPERTY} no longer fails along these steps"
+    assert judgement.step == STEP, f"{PROPERTY} now fails at step {judgement.step}, not {STEP}"
 """,
     "": """    assert len(trace) == len(LABELS)  # no property named: the steps must still replay
 """,
 }
-
-
-_IMPORTS = {"sometimes": "from kepcheck.checks.kube.manifests import witness_step\n",
-            "violated": "from kepcheck.checks.outputs.breach import find_breach\n", "": ""}
 
 
 def pytest_regression(export: Export) -> str:
@@ -164,7 +160,7 @@ exported by kepcheck from {Path(export.source).name}. Run it from the kepcheck r
     .venv/bin/python -m pytest -q PATH/test_regression_{export.name}.py
 """
 
-{_IMPORTS[judge]}from kepcheck.checks.result import {'VIOLATED, CheckResult, ' if judge == 'violated' else ''}closed_loop, replay
+{"from kepcheck.checks.outputs.breach import judge_trace" + chr(10) if judge else ""}from kepcheck.checks.result import closed_loop, replay
 from kepcheck.checks.run import select_mutants, select_scenarios, select_variants
 from kepcheck.model.context import Context
 

@@ -41,24 +41,22 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
 import yaml
 
-from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES, SOMETIMES
+from kepcheck.spec.kep.properties import PROPERTIES, SOMETIMES
 from kepcheck.spec.kep.vocabulary import Phase
 from kepcheck.spec.kubernetes.api_validation import SYSTEM_PRIORITIES
 from kepcheck.spec.kubernetes.quantities import format_quantity
 
-from kepcheck.checks.result import closed_loop
-from kepcheck.checks.exits import UsageError
 from kepcheck.checks.kube.budgets import budget_objects, pod_budget_labels
-from kepcheck.checks.outputs.breach import Breach, find_breach
-from kepcheck.checks.outputs.itf import itf_action_labels, itf_loop, itf_setting, load_itf, state_values
-from kepcheck.checks.result import VIOLATED, CheckResult, Trace, replay
-from kepcheck.checks.run import select_mutants, select_scenarios, select_variants
+from kepcheck.checks.outputs.breach import Breach, judge_trace
+from kepcheck.checks.outputs.itf import state_values
+from kepcheck.checks.result import Trace
+from kepcheck.checks.traces import read_trace
 from kepcheck.model.context import Context
-from kepcheck.model.properties.catalog import PREDICATES
 
-__all__ = ["Export", "load_export", "judged", "witness_step", "initial_objects", "initial_pods", "pod_object",
+__all__ = ["Export", "load_export", "judged", "initial_objects", "initial_pods", "pod_object",
            "quantities", "class_name", "must_reach", "to_yaml", "resize_patch", "breach_words", "manifests_yaml",
            "CONTAINER", "KWOK_KEY", "KWOK_TOLERATION", "OPT_OUT_OWNER"]
 
@@ -98,55 +96,30 @@ def _snake(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def witness_step(ctx: Context, name: str, trace: Trace) -> int | None:
-    """The first step at which the sometimes-property ``name`` holds on ``trace`` (a state property
-    on the state, a step property on the step), judged by its predicate; None if it never does."""
-    predicate, scope = PREDICATES[name], _SCOPES[name]
-    for number, (action, state) in enumerate(trace.steps):
-        if scope == "state" and predicate(ctx, state):
-            return number
-        if scope == "step" and number > 0 and predicate(ctx, trace.steps[number - 1][1], action, state):
-            return number
-    return None
-
-
-def _breach(ctx: Context, name: str, trace: Trace) -> Breach | None:
-    return find_breach(ctx, CheckResult(ctx.scenario.name, ctx.variant.name, name, _KINDS[name], "replay", VIOLATED,
-                                        trace=trace))
-
-
 def judged(ctx: Context, name: str, trace: Trace) -> tuple[str, Breach | None, int | None]:
-    """(property, breach, step) of a trace: for a named always- or eventually-property its breach, for
-    a sometimes-property the step its witness holds; with no name, the always-property that breaks
-    first along the trace (as ``kepcheck replay`` marks it), or ("", None, None) when none does."""
-    if name and _KINDS[name] == SOMETIMES:
-        return name, None, witness_step(ctx, name, trace)
+    """(property, breach, step) of a trace (``checks.outputs.breach.judge_trace``): for a named
+    always- or eventually-property its breach, for a sometimes-property the step its witness holds;
+    with no name, the always-property that breaks first along the trace (as ``kepcheck replay``
+    marks it), or ("", None, None) when none does."""
     if name:
-        breach = _breach(ctx, name, trace)
-        return name, breach, breach.step if breach is not None else None
-    found = [(breach.step, spec.name, breach) for spec in PROPERTIES if spec.kind == ALWAYS
-             for breach in [_breach(ctx, spec.name, trace)] if breach is not None]
+        judgement = judge_trace(ctx, trace, [name])[0]
+        return name, judgement.breach, judgement.step
+    found = [j for j in judge_trace(ctx, trace) if j.breach is not None]
     if not found:
         return "", None, None
-    step, first, breach = min(found, key=lambda item: item[0])
-    return first, breach, step
+    first = min(found, key=lambda j: j.step)
+    return first.property, first.breach, first.step
 
 
 def load_export(path) -> Export:
-    """Read the ITF file at ``path`` and replay it; ``ItfError``/``SelectionError``/``UsageError``
-    (one line, exit 2) for a file that is not a kepcheck trace or names an unknown setting."""
-    document = load_itf(path)
-    scenario_argument, variant_name, mutant_names = itf_setting(document, str(path))
-    ctx = Context.build(select_scenarios([scenario_argument])[0], select_variants([variant_name])[0],
-                        select_mutants(list(mutant_names)))
-    labels = tuple(itf_action_labels(document))
-    try:
-        trace = closed_loop(replay(ctx, labels), itf_loop(document))
-    except ValueError as error:
-        raise UsageError(f"{path}: {error}") from None
-    name, breach, step = judged(ctx, _property_of(document), trace)
-    stem = _snake(f"{ctx.scenario.name} {ctx.variant.name} {name or 'trace'}")
-    return Export(str(path), scenario_argument, ctx, labels, trace, name, _KINDS.get(name, ""), breach, step, stem)
+    """Read the trace file at ``path`` through the one door (``checks.traces.read_trace``; its
+    ``#meta`` must name the scenario and variant) and judge it; ``ItfError``/``SelectionError``/
+    ``UsageError`` (one line, exit 2) for a file that is not a kepcheck trace or names an unknown setting."""
+    read = read_trace(path, require_meta=True)
+    name, breach, step = judged(read.ctx, _property_of(read.document), read.trace)
+    stem = _snake(f"{read.ctx.scenario.name} {read.ctx.variant.name} {name or 'trace'}")
+    return Export(read.source, read.scenario, read.ctx, tuple(a.label() for a in read.actions), read.trace, name,
+                  _KINDS.get(name, ""), breach, step, stem)
 
 
 # --- the objects ------------------------------------------------------------------------------------

@@ -8,6 +8,9 @@ pod1 4 + pod2 2 = 6 > 5 allocatable". For an eventually-property (a lasso) the l
 pod's goal is never reached on the loop, or which step the loop keeps taking
 (``model/properties.LIVENESS``).
 
+``judge_trace(ctx, trace, names)`` is the one judgement of a trace read back (``kepcheck replay``,
+``kepcheck export``): each property's breach, or a witness's first step.
+
 ``node_loads(ctx, state)`` is what the trace table shows per node at every step: the allocatable
 and each side's counted total — the scheduler's NodeInfo.Requested (``model/views.scheduler_requested``)
 and the kubelet's allocations as KubeletNeverOvercommits counts them (max(allocated, actual) of
@@ -17,8 +20,9 @@ every admitted pod) — never a difference that could be negative.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, PROPERTIES
+from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, PROPERTIES, SOMETIMES
 from kepcheck.spec.kubernetes.quantities import format_quantity
 
 from kepcheck.checks.outputs.describe import REASONS, describe_pod
@@ -32,7 +36,7 @@ from kepcheck.model.properties.eventually import LIVENESS, EventuallyNever
 from kepcheck.model.properties.explain import EXPLAIN, Fact, Tally
 from kepcheck.model.state import State
 
-__all__ = ["Breach", "NodeLoad", "find_breach", "node_loads", "load_text", "used_text", "allocatable_text",
+__all__ = ["Breach", "Judgement", "NodeLoad", "find_breach", "judge_trace", "witness_step", "node_loads", "load_text", "used_text", "allocatable_text",
            "tally_lines"]
 
 _SPECS = {p.name: p for p in PROPERTIES}
@@ -227,3 +231,40 @@ def find_breach(ctx: Context, result: CheckResult) -> Breach | None:
     if spec.kind == EVENTUALLY:
         return _lasso_breach(ctx, spec.name, result.trace)
     return None
+
+
+class Judgement(NamedTuple):
+    """One property judged on a trace: where an always- or eventually-property breaks (``breach``,
+    None when it does not along this trace), or the first step a sometimes-property's witness holds."""
+
+    property: str
+    kind: str
+    breach: Breach | None
+    step: int | None  # the breach's step, or the witness's; None when neither is on the trace
+
+
+def witness_step(ctx: Context, name: str, trace: Trace) -> int | None:
+    """The first step at which the sometimes-property ``name`` holds on ``trace`` (a state property
+    on the state, a step property on the step), judged by its predicate; None if it never does."""
+    predicate, scope = PREDICATES[name], _SPECS[name].scope
+    for number, (action, state) in enumerate(trace.steps):
+        if scope == "state" and predicate(ctx, state):
+            return number
+        if scope == "step" and number > 0 and predicate(ctx, trace.steps[number - 1][1], action, state):
+            return number
+    return None
+
+
+def judge_trace(ctx: Context, trace: Trace, names=None) -> list[Judgement]:
+    """Each property of ``names`` (default: every always-property of the catalog) judged on
+    ``trace`` by its own predicate, in catalog order of ``names``."""
+    specs = [_SPECS[name] for name in names] if names is not None else [p for p in PROPERTIES if p.kind == ALWAYS]
+    judged = []
+    for spec in specs:
+        if spec.kind == SOMETIMES:
+            judged.append(Judgement(spec.name, spec.kind, None, witness_step(ctx, spec.name, trace)))
+            continue
+        breach = find_breach(ctx, CheckResult(ctx.scenario.name, ctx.variant.name, spec.name, spec.kind, "replay",
+                                              "violated", trace=trace))
+        judged.append(Judgement(spec.name, spec.kind, breach, None if breach is None else breach.step))
+    return judged

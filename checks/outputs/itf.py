@@ -18,7 +18,8 @@ authors), so every file loads with it; the shape is:
 * the action that led to a state, where Quint's model-based-testing tools read it:
   ``mbt::actionTaken`` is the action's name (``init`` for the first state) and
   ``mbt::nondetPicks`` a record of its parameters, each as Quint's ``Option``
-  (``{"tag": "Some", "value": "web"}``). Quint also lists the parameters an action did not pick,
+  (``{"tag": "Some", "value": "web"}``; a resize's requests as a record from resource name to
+  Kubernetes quantity, ``{"tag": "Some", "value": {"cpu": "5"}}``). Quint also lists the parameters an action did not pick,
   as ``None``; itf-py 0.5.0 cannot load that tag (``None`` is a Python keyword), so they are left
   out: an absent field is a parameter not picked. The whole label
   (``PreemptForResize(pod=web)``) is also in the state's ``#meta.action``;
@@ -31,7 +32,7 @@ authors), so every file loads with it; the shape is:
 
 Left out of the state: what only the scheduler's memory or the properties' ghost history holds
 (``assumed``, ``tracking``, ``promised``, ``observed``) and the environment's budget; a replay
-rebuilds every field from the actions (``itf_action_labels``).
+rebuilds every field from the actions (``itf_actions``).
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ from kepcheck.checks.result import Trace
 from kepcheck.model.actions.next import ACTION_NAMES
 from kepcheck.model.context import Context
 from kepcheck.model.state import NO_NODE, NO_POD, State
-from kepcheck.model.step import Action
+from kepcheck.model.step import Action, Requests
 
-__all__ = ["trace_to_itf", "itf_state", "state_values", "load_itf", "itf_action_labels", "itf_loop", "itf_setting",
+__all__ = ["trace_to_itf", "itf_state", "state_values", "load_itf", "itf_actions", "itf_loop", "itf_setting",
            "ItfError", "UNSET", "INIT", "ACTION_TAKEN", "NONDET_PICKS", "ITF_VARS", "MAX_ITF_BYTES"]
 
 UNSET = ""  # the one sentinel: a field that is not set
@@ -85,10 +86,25 @@ def _picks_record(fields: tuple):
     return namedtuple("Picks", fields)
 
 
+@lru_cache(maxsize=None)
+def _some_record(fields: tuple):
+    return itf_variant(namedtuple("Some", fields))
+
+
+def _pick(value):
+    """A parameter's value as Quint's ``Some``: a name as a string; a resize's ``Requests`` as a record
+    from resource name to Kubernetes quantity, as ``resources.requests`` spells it (``{"cpu": "5"}``;
+    itf-py loads a variant's record payload as the variant's own fields, so it is built that way)."""
+    if isinstance(value, Requests):
+        mapping = value.mapping()
+        return _some_record(tuple(mapping))(*mapping.values())
+    return Some(value)
+
+
 def _picks(action: Action | None):
     """The action's parameters as ``mbt::nondetPicks``: a record of ``Some(value)``."""
     params = action.params if action is not None else ()
-    return _picks_record(tuple(name for name, _ in params))(*(Some(value) for _, value in params))
+    return _picks_record(tuple(name for name, _ in params))(*(_pick(value) for _, value in params))
 
 
 def _name_or_unset(names: tuple, index: int, none: int) -> str:
@@ -165,7 +181,7 @@ def load_itf(path) -> dict:
     except RecursionError:
         raise ItfError(source, "", "not JSON this tool reads (nested too deeply)") from None
     _check_document(document, source)
-    _labels(document, source)
+    _actions(document, source)
     return document
 
 
@@ -193,69 +209,87 @@ def _check_document(document, source: str) -> None:
         raise ItfError(source, "loop", f"{loop!r} is not the index of a state (0..{len(document['states']) - 1})")
 
 
-def _picked(picks, source: str, where: str) -> str:
-    """``pod=web, node=n1`` from a ``mbt::nondetPicks`` record (``None`` picks left out)."""
+def _picked(picks, source: str, where: str) -> tuple:
+    """The parameters ``((key, value), ...)`` of a ``mbt::nondetPicks`` record (``None`` picks left
+    out): names as strings, a record of quantities as ``Requests``."""
     if not isinstance(picks, dict):
         raise ItfError(source, where, f"{NONDET_PICKS} is not a record")
-    parts = []
+    params = []
     for name, option in picks.items():
         if not (isinstance(option, dict) and option.get("tag") in ("Some", "None") and "value" in option):
             raise ItfError(source, where, f"{NONDET_PICKS}.{name} is not an Option ({{\"tag\": \"Some\", \"value\": …}})")
-        if option["tag"] == "Some":
-            parts.append(f"{name}={option['value']}")
-    return ", ".join(parts)
+        if option["tag"] != "Some":
+            continue
+        value = option["value"]
+        if isinstance(value, dict):
+            try:
+                value = Requests.from_mapping(value)
+            except (ValueError, TypeError) as error:
+                raise ItfError(source, where, f"{NONDET_PICKS}.{name}: {error}") from None
+        elif not isinstance(value, str):
+            raise ItfError(source, where, f"{NONDET_PICKS}.{name} is neither a name nor a record of quantities")
+        params.append((name, value))
+    return tuple(params)
 
 
-def _state_label(state: dict, source: str, where: str) -> str:
-    """The label of the action that led to ``state``: from ``mbt::actionTaken`` and
-    ``mbt::nondetPicks`` when the state has them, else ``#meta.action``; the two must agree."""
+def _parsed(label, source: str, where: str) -> Action:
+    if not isinstance(label, str):
+        raise ItfError(source, where, "the action is not a label")
+    try:
+        return Action.parse(label)
+    except ValueError as error:
+        raise ItfError(source, where, str(error)) from None
+
+
+def _state_action(state: dict, source: str, where: str) -> Action:
+    """The action that led to ``state``: from ``mbt::actionTaken`` and ``mbt::nondetPicks`` when the
+    state has them, else from ``#meta.action``; the two must agree."""
     meta = state.get("#meta") if isinstance(state.get("#meta"), dict) else {}
     written = meta.get("action")
     if ACTION_TAKEN not in state:
         if not isinstance(written, str):
             raise ItfError(source, where, f"no action ({ACTION_TAKEN} or #meta.action)")
-        return written
+        return _parsed(written, source, where)
     taken = state[ACTION_TAKEN]
     if not isinstance(taken, str):
         raise ItfError(source, where, f"{ACTION_TAKEN} is not a string")
-    picked = _picked(state.get(NONDET_PICKS, {}), source, where)
-    label = f"{taken}({picked})" if picked else taken
-    if written is not None and written != label:
-        raise ItfError(source, where, f"{ACTION_TAKEN} and {NONDET_PICKS} say {label} but #meta.action says {written}")
-    return label
+    action = Action(taken, _picked(state.get(NONDET_PICKS, {}), source, where))
+    if written is not None and _parsed(written, source, where) != action:
+        raise ItfError(source, where, f"{ACTION_TAKEN} and {NONDET_PICKS} say {action.label()} but #meta.action says "
+                       f"{written}")
+    return action
 
 
-def _known(label: str, source: str, where: str) -> str:
-    name = label.split("(", 1)[0]
-    if name not in ACTION_NAMES:
-        raise ItfError(source, where, f"unknown action {name!r} (known: {', '.join(ACTION_NAMES)})")
-    return label
+def _known(action: Action, source: str, where: str) -> Action:
+    if action.name not in ACTION_NAMES:
+        raise ItfError(source, where, f"unknown action {action.name!r} (known: {', '.join(ACTION_NAMES)})")
+    return action
 
 
-def _labels(document: dict, source: str) -> list[str]:
+def _actions(document: dict, source: str) -> list[Action]:
     states = document["states"]
     first_meta = states[0].get("#meta") if isinstance(states[0].get("#meta"), dict) else {}
     if ACTION_TAKEN in states[0] or "action" in first_meta:  # a trace of another tool may say nothing
-        first = _state_label(states[0], source, "states[0]")
-        if first != INIT:
-            raise ItfError(source, "states[0]", f"the initial state's action is {first!r}, not {INIT!r}")
-    labels = [_known(_state_label(state, source, f"states[{i}]"), source, f"states[{i}]")
-              for i, state in enumerate(states[1:], start=1)]
+        first = _state_action(states[0], source, "states[0]")
+        if first.label() != INIT:
+            raise ItfError(source, "states[0]", f"the initial state's action is {first.label()!r}, not {INIT!r}")
+    actions = [_known(_state_action(state, source, f"states[{i}]"), source, f"states[{i}]")
+               for i, state in enumerate(states[1:], start=1)]
     meta = document.get("#meta") if isinstance(document.get("#meta"), dict) else {}
     closing = meta.get("loopAction")
     if closing is not None:
         if not isinstance(closing, str) or document.get("loop") is None:
             raise ItfError(source, "#meta.loopAction", "must be an action label, and only in a lasso (with loop)")
-        labels.append(_known(closing, source, "#meta.loopAction"))
-    return labels
+        actions.append(_known(_parsed(closing, source, "#meta.loopAction"), source, "#meta.loopAction"))
+    return actions
 
 
-def itf_action_labels(document: dict) -> list[str]:
-    """The action labels of the trace's steps after ``init``, in order (``PreemptForResize(pod=web)``,
-    the form ``kepcheck replay`` takes), followed for a lasso by ``#meta.loopAction``: replayed from
-    the scenario's initial state (``checks.result.replay``) they rebuild the trace written, the
-    lasso's return to ``states[loop]`` included. ``ItfError`` if a state names no known action."""
-    return _labels(document, "ITF document")
+def itf_actions(document: dict) -> list[Action]:
+    """The actions of the trace's steps after ``init``, in order, followed for a lasso by
+    ``#meta.loopAction``: replayed from the scenario's initial state (``checks.result.replay``) they
+    rebuild the trace written, the lasso's return to ``states[loop]`` included. ``ItfError`` if a
+    state names no known action."""
+    return _actions(document, "ITF document")
 
 
 def itf_loop(document: dict) -> int | None:

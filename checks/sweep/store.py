@@ -23,11 +23,10 @@ from kepcheck.spec.kep.properties import property_by_name
 from kepcheck.spec.kep.variants import VARIANTS
 from kepcheck.spec.language.loader import parse_scenario
 
-from kepcheck.checks.engine import Budget, EngineOptions, engine
+from kepcheck.checks.engine import Budget, EngineOptions
 from kepcheck.checks.outputs.files import deferred_signals
 from kepcheck.checks.result import VIOLATED
-from kepcheck.checks.run import check_trace_replays
-from kepcheck.model.context import Context
+from kepcheck.checks.run import run_checks
 
 __all__ = ["STORE_NAME", "check_scenario", "ResultStore"]
 
@@ -35,24 +34,20 @@ STORE_NAME = "sweep-results.jsonl"
 
 
 def check_scenario(document: dict, variants: tuple, properties: tuple, budget: tuple = (None, None)) -> list[dict]:
-    """Check ``properties`` × ``variants`` on the scenario ``document`` with the explicit engine
-    (one process, interpreted or vector core as ``check`` picks); one record per pair:
-    variant, property, verdict, states, transitions, depth and, for a violation, the trace as
-    action labels with its lasso ``loop``. Every trace is replayed through the model first
-    (``EngineError`` if it does not replay). Pure: the same arguments give the same records, on any
-    worker. ``budget`` is (max states, timeout seconds) per variant."""
+    """Check ``properties`` × ``variants`` on the scenario ``document`` through the run pipeline
+    (``checks.run.run_checks``: the explicit engine on one core, every trace replayed through the
+    model); one record per pair: variant, property, verdict, states, transitions, depth and, for a
+    violation, the trace as action labels with its lasso ``loop``. Pure: the same arguments give
+    the same records, on any worker. ``budget`` is (max states, timeout seconds) per variant."""
     scenario = parse_scenario(document, f"<sweep scenario {document.get('name')}>")
     specs = [property_by_name(name) for name in properties]
-    explicit = engine("explicit")
+    chosen = [v for v in VARIANTS if v.name in variants]
     records = []
-    for variant in (v for v in VARIANTS if v.name in variants):
-        ctx = Context.build(scenario, variant, ())
-        results = explicit.check(ctx, specs, budget=Budget(*budget), options=EngineOptions(workers=1))
-        for result in results:
-            record = {"variant": variant.name, "property": result.property, "verdict": result.verdict,
+    for run in run_checks([scenario], chosen, specs, budget=Budget(*budget), options=EngineOptions(workers=1)):
+        for result in run.results:
+            record = {"variant": run.ctx.variant.name, "property": result.property, "verdict": result.verdict,
                       "states": result.states, "transitions": result.transitions, "depth": result.depth}
             if result.verdict == VIOLATED and result.trace is not None:
-                check_trace_replays(ctx, result)
                 record.update(length=len(result.trace), labels=result.trace.labels, loop=result.trace.loop)
             records.append(record)
     return records

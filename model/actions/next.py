@@ -99,18 +99,20 @@ def within_lag_bound(ctx: Context, before: State, after: State):
                 *handler_window)
 
 
-def find_step(ctx: Context, state: State, label: str) -> tuple[Action, State]:
-    """The enabled action with this label and its successor; ValueError if it is not enabled."""
-    for action, after in next_steps(ctx, state):
-        if action.label() == label:
-            return action, after
+def find_step(ctx: Context, state: State, action) -> tuple[Action, State]:
+    """The enabled action ``action`` (an ``Action``, or its label) and its successor; ValueError if
+    it is not enabled here, or is not a label."""
+    wanted = action if isinstance(action, Action) else Action.parse(str(action))
+    for candidate, after in next_steps(ctx, state):
+        if candidate == wanted:
+            return candidate, after
     enabled = ", ".join(a.label() for a, _ in next_steps(ctx, state)) or "none"
-    raise ValueError(f"action {label} is not enabled here (enabled: {enabled})")
+    raise ValueError(f"action {wanted.label()} is not enabled here (enabled: {enabled})")
 
 
-def apply_action(ctx: Context, state: State, label: str) -> State:
-    """The successor reached by the action with this label; ValueError if it is not enabled."""
-    return find_step(ctx, state, label)[1]
+def apply_action(ctx: Context, state: State, action) -> State:
+    """The successor reached by ``action`` (an ``Action`` or its label); ValueError if it is not enabled."""
+    return find_step(ctx, state, action)[1]
 
 
 @per_state

@@ -20,7 +20,7 @@ from kepcheck.model.expr.scalars import and_, is_false, ite, not_, or_
 from kepcheck.model.expr.vectors import veq, vzero
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import (
-    Action, is_running, menu, queue_seen_at_once, set_pod, update, use_event, within_budget,
+    Action, Requests, is_running, menu, queue_seen_at_once, set_pod, update, use_event, within_budget,
 )
 
 __all__ = ["request_resize", "create_pod", "delete_pod", "restart_scheduler"]
@@ -38,7 +38,7 @@ def request_resize(ctx: Context, state: State):
         if is_false(guard):
             continue
         after = set_pod(use_event(state, event_index), event.pod, desired=event.requests, observed=False)
-        action = Action("RequestResize", (("pod", ctx.names[event.pod]), ("requests", f"[{ctx.format(event.requests)}]")))
+        action = Action("RequestResize", (("pod", ctx.names[event.pod]), ("requests", Requests.of(ctx.scenario, event.requests))))
         yield action, guard, after
 
 
