@@ -400,7 +400,7 @@ def test_s5_node_opt_out_keeps_the_deferred_pod_out_of_the_queue():
     exploration = explore(kep_system(ctx), keep_graph=True)
     scheduler_cycles = {"ParkDeferredPod", "PreemptForResize", "ResizeUnschedulable"}
     assert not scheduler_cycles & set(exploration.action_counts)
-    for state in exploration.graph.graph["states"]:
+    for state in exploration.graph.explored:
         assert get(ctx, state, "preemptor").queue == Queue.NOT_QUEUED
     assert "VictimEvicted" not in exploration.found
 
@@ -483,7 +483,7 @@ def test_gate_off_never_queues_deferred_pods():
         exploration = explore(kep_system(ctx), keep_graph=True)
         assert exploration.complete
         assert not scheduler_cycles & set(exploration.action_counts), scenario.name
-        for state in exploration.graph.graph["states"]:
+        for state in exploration.graph.explored:
             for p in state.pods:
                 if p.phase != Phase.PENDING:
                     assert p.queue == Queue.NOT_QUEUED, scenario.name

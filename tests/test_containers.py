@@ -159,7 +159,7 @@ def test_a_bad_container_resize_is_exit_2_with_one_line(tmp_path, capsys):
 
 def _preempts_for_resize(scenario, variant) -> bool:
     graph = explore(kep_system(Context.build(scenario, variant), []), keep_graph=True).graph
-    return any(action.label() == "PreemptForResize(pod=web)" for _, _, action in graph.edges(keys=True))
+    return any(action.label() == "PreemptForResize(pod=web)" for _, _, action in graph.edge_triples())
 
 
 @pytest.mark.parametrize("variant", ["alpha-1.37", "beta-1.38"])

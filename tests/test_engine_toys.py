@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from kepcheck.checks.engines.explicit import check_explicit, explore
+from kepcheck.checks.engines.explicit import check_explicit
+from kepcheck.checks.search.breadth_first import explore
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED
 from kepcheck.model.context import Context
 from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, SOMETIMES

@@ -162,11 +162,11 @@ def test_an_infeasible_resize_is_never_preempted_for(variant):
     scenario = load_scenario("spec/scenarios/19-guaranteed-resize-static-cpu.yaml")
     chosen = next(v for v in VARIANTS if v.name == variant)
     graph = explore(kep_system(Context.build(scenario, chosen), []), keep_graph=True).graph
-    assert not any(action.name == "PreemptForResize" for _, _, action in graph.edges(keys=True))
+    assert not any(action.name == "PreemptForResize" for _, _, action in graph.edge_triples())
     unpinned = parse_scenario({"name": "t", "nodes": [{**NODE}], "pods": [GUARANTEED, BATCH],
                                "environment": CPU_RESIZE}, "t.yaml")
     graph = explore(kep_system(Context.build(unpinned, chosen), []), keep_graph=True).graph
-    preempts = any(action.label() == "PreemptForResize(pod=db)" for _, _, action in graph.edges(keys=True))
+    preempts = any(action.label() == "PreemptForResize(pod=db)" for _, _, action in graph.edge_triples())
     assert preempts == (chosen.gate_on and chosen.name != "gate-off")
 
 

@@ -56,7 +56,7 @@ def _plain(state):
 def test_symbolic_evaluation_agrees_with_concrete(scenario, variant):
     ctx = context(scenario, variant)
     exploration = explore(kep_system(ctx, []), keep_graph=True)
-    states = exploration.graph.graph["states"]
+    states = exploration.graph.explored
     step = max(1, len(states) // SAMPLE)
     symbolic = symbolic_state(ctx, 0)
     symbolic_steps = list(transitions(ctx, symbolic))

@@ -121,7 +121,7 @@ def test_strengthening_holds_on_every_explored_state(variant):
     failing = set()
     for name in SCENARIOS:
         ctx = context(name, variant)
-        states = explore(kep_system(ctx, []), keep_graph=True).graph.graph["states"]
+        states = explore(kep_system(ctx, []), keep_graph=True).graph.explored
         for state in states:
             for invariant_name, invariant in STRENGTHENING.items():
                 assert invariant(ctx, state), (name, invariant_name, state)

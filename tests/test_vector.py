@@ -83,7 +83,7 @@ def test_three_interpretations_agree(scenario):
     for variant in variants_of(scenario):
         ctx = context(scenario, variant.name)
         graph = explore(kep_system(ctx, []), keep_graph=True).graph
-        states = graph.graph["states"]
+        states = graph.explored
         traced = trace_kep(ctx, SAFETY)
         layout = Layout(reachable_leaves(traced))
         flat = numpy.array([flatten(state) for state in states], dtype=numpy.int64)
@@ -94,7 +94,7 @@ def test_three_interpretations_agree(scenario):
         values = evaluate(needed(roots), {leaf.name: column for leaf, column in zip(traced.leaves, columns)})
         n = len(states)
         expected = [{} for _ in states]  # per state, the concrete successor of every enabled action (next_steps)
-        for source, target, action in graph.edges(keys=True):
+        for source, target, action in graph.edge_triples():
             expected[source][action.label()] = states[target]
         enabled = numpy.zeros(n, dtype=numpy.int64)
         for k, instance in enumerate(traced.instances):

@@ -17,7 +17,7 @@ from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, PROPERTIES, Propert
 from kepcheck.checks.engine import Budget, EngineOptions
 from kepcheck.checks.engines.liveness import check_liveness
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, EngineError
-from kepcheck.checks.search.breadth_first import Exploration, explore, kep_system
+from kepcheck.checks.search.breadth_first import Exploration
 from kepcheck.checks.search.hybrid import HAND_OVER_AT, explore_kep
 from kepcheck.model.context import Context
 from kepcheck.model.memo import caching
@@ -48,31 +48,27 @@ def judge(ctx: Context, exploration: Exploration, spec: PropertySpec) -> CheckRe
 
 def check_explicit(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, *, max_states: int | None = None,
                    timeout: float | None = None, symmetry: Callable | None = None, progress: Callable | None = None,
-                   fairness=None, step_hook: Callable | None = None, core: str = "interpreted",
+                   fairness=None, step_hook: Callable | None = None, core: str = "auto",
                    workers: int = 1) -> list[CheckResult]:
     """One ``CheckResult`` per property, from one exploration.
 
-    ``eventually`` properties are judged by the liveness checker on the state graph; when any is
-    selected the graph is kept and symmetry reduction is not applied (the premises and goals name
-    pods individually). ``fairness`` overrides the fairness groups each property assumes. ``core``:
-    ``interpreted`` (the search of ``checks/search/breadth_first.py`` throughout), ``vector`` (the vector core from
-    the initial state on) or ``auto`` (interpreted, handing over to the vector core past
-    ``checks.search.hybrid.HAND_OVER_AT`` states); the vector core is used only for a search without
-    eventually-properties or a step hook (``checks/search/hybrid.py``), and gives the same counts, verdicts
-    and traces; ``workers``: the cores the vector core expands a layer on.
+    ``eventually`` properties are judged by the liveness checker on the explored graph (kept as
+    arrays by either core); when any is selected symmetry reduction is not applied (the premises
+    and goals name pods individually). ``fairness`` overrides the fairness groups each property
+    assumes. ``core``: ``interpreted`` (the search of ``checks/search/breadth_first.py``
+    throughout), ``vector`` (the vector core from the initial state on) or ``auto`` (interpreted,
+    handing over to the vector core past ``checks.search.hybrid.HAND_OVER_AT`` states); the cores
+    give the same counts, verdicts and traces; ``workers``: the cores the vector core expands a
+    layer on. A step hook keeps the search interpreted.
     """
     properties = list(properties)
     deadline = Budget(timeout=timeout).deadline()
     liveness = [p for p in properties if p.kind == EVENTUALLY]
-    if core != "interpreted" and not liveness and step_hook is None:
-        exploration = explore_kep(ctx, properties, max_states=max_states, timeout=timeout, progress=progress,
-                                  symmetry=symmetry, hand_over_at=0 if core == "vector" else HAND_OVER_AT,
-                                  workers=workers)
-        return [judge(ctx, exploration, spec) for spec in properties]
+    hand_over = None if core == "interpreted" or step_hook is not None else 0 if core == "vector" else HAND_OVER_AT
     with caching(ctx):  # one set of caches for the search and the liveness judgement on its graph
-        exploration = explore(kep_system(ctx, properties), max_states=max_states, timeout=timeout,
-                              symmetry=None if liveness else symmetry, progress=progress, keep_graph=bool(liveness),
-                              step_hook=step_hook)
+        exploration = explore_kep(ctx, properties, max_states=max_states, timeout=timeout, progress=progress,
+                                  symmetry=None if liveness else symmetry, hand_over_at=hand_over, workers=workers,
+                                  keep_graph=bool(liveness), step_hook=step_hook)
         judged = {r.property: r for r in check_liveness(ctx, exploration, liveness, fairness=fairness,
                                                        deadline=deadline)} if liveness else {}
     return [judged[spec.name] if spec.name in judged else judge(ctx, exploration, spec) for spec in properties]

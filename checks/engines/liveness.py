@@ -1,7 +1,8 @@
 """The liveness checker: ``eventually`` properties on the reachable state graph, under weak fairness.
 
-Input: the graph the breadth-first search keeps (``checks/search/breadth_first.py``; networkx ``MultiDiGraph``:
-state ids as nodes, one edge per action, keyed by the ``Action``) with symmetry off. For each property of ``model.properties.catalog.LIVENESS``:
+Input: the graph the breadth-first search keeps, as arrays (``checks/vector/graph.StateGraph``,
+the same from the interpreted search and from the vector core), with symmetry off. For each
+property of ``model.properties.eventually.LIVENESS``:
 
 * ``Response`` (per pod: if the premise holds again and again, the goal is eventually reached;
   in LTL ``[]<>premise => <>goal``): the "bad" states are those where the goal does not hold. A
@@ -15,13 +16,17 @@ Fairness is weak fairness per action instance (e.g. ``FinishTermination(pod=batc
 action groups assumed fair
 (``spec/kep/fairness.py``): a component is fair iff every fair action instance that is enabled in all
 of its states is taken on some edge inside it. Checking the maximal components suffices (a
-sub-cycle of an unfair component is unfair too).
+sub-cycle of an unfair component is unfair too). The components are scipy's (Pearce's algorithm on
+the compressed rows); the fairness of every component is one pass of array operations over the
+action ids of its edges; only the bad states that lie on a cycle of the whole graph (or have no
+successor) are looked at for a pod's premise and goal.
 
 A violation is a lasso in the common trace type: the shortest prefix (breadth-first) to the
 first premise state of the component, and a loop inside the component that is itself a fair run:
 it takes every fair action the component keeps enabled, and every fair action instance enabled
 in all the states it passes is taken in it (otherwise the loop is routed through a state of the
-component where that action is disabled); ``Trace.loop`` is the index of the state the loop
+component where that action is disabled: ``checks/engines/lasso.py``, on the component alone);
+``Trace.loop`` is the index of the state the loop
 returns to (the last state repeats it). A bad state with no successor is a loop of length
 zero: the run stays there forever.
 
@@ -32,17 +37,19 @@ the kubelet's 3-minute periodic retry counts as resolved; "eventually" may be mi
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass
 from functools import partial
-import networkx
+
+import numpy
 
 from kepcheck.spec.kep.fairness import fair_action_names, groups_of_variant
 from kepcheck.spec.kep.properties import EVENTUALLY
 
 from kepcheck.checks.engine import Budget, Deadline, EngineOptions
-from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace
-from kepcheck.checks.search.breadth_first import Exploration, explore, kep_system
+from kepcheck.checks.engines.lasso import component_graph, explain, fair_component, fair_loop, prefix_to
+from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
+from kepcheck.checks.search.hybrid import HAND_OVER_AT, explore_kep
+from kepcheck.checks.vector.graph import Components, StateGraph, strongly_connected
 from kepcheck.model.context import Context
 from kepcheck.model.memo import caching
 from kepcheck.model.properties.eventually import LIVENESS, EventuallyNever
@@ -57,273 +64,189 @@ class LivenessFinding:
     explanation: str
 
 
-def _enabled(graph, node) -> set:
-    return {action for _, _, action in graph.out_edges(node, keys=True)}
-
-
-def _out_edges(graph, node) -> list:
-    """The edges leaving ``node`` in a fixed order (by action label, then target)."""
-    return sorted(graph.out_edges(node, keys=True), key=lambda e: (e[2].label(), e[1]))
-
-
-def _labels(actions) -> str:
-    return ", ".join(sorted(action.label() for action in actions))
-
-
-def _fair_component(graph, component: set, fair: frozenset) -> tuple[bool, set[str]]:
-    """(fair?, the fair labels enabled in every state of the component)."""
-    always = None
-    for node in component:
-        enabled = {action for action in _enabled(graph, node) if action.name in fair}
-        always = enabled if always is None else always & enabled
-        if not always:
-            break
-    always = always or set()
-    taken = {key for u, v, key in graph.edges(component, keys=True) if v in component}
-    return always <= taken, always
-
-
-def _components(graph, nodes: set):
-    """Maximal strongly connected components of the subgraph on ``nodes`` that can hold a run
-    forever: more than one state, a self-loop, or a state with no successor in the whole graph."""
-    sub = graph.subgraph(nodes)
-    for component in networkx.strongly_connected_components(sub):
-        node = next(iter(component))
-        if len(component) > 1 or sub.has_edge(node, node) or graph.out_degree(node) == 0:
-            yield component
-
-
-def _path(graph, sources: set, targets: set, allowed: set):
-    """Shortest path (list of (label, node)) inside ``allowed`` from some source to some target,
-    breadth first; returns (start, steps)."""
-    parents = {source: None for source in sources}
-    queue = deque(sorted(sources))
-    while queue:
-        node = queue.popleft()
-        if node in targets:
-            steps = []
-            while parents[node] is not None:
-                previous, label = parents[node]
-                steps.append((label, node))
-                node = previous
-            return node, steps[::-1]
-        for _, target, action in _out_edges(graph, node):
-            if target in allowed and target not in parents:
-                parents[target] = (node, action)
-                queue.append(target)
-    return None, None
-
-
-def _inside_edges(graph, component: set) -> list:
-    """The edges between states of ``component``, in a fixed order (source, target, action label)."""
-    return sorted(((u, v, key) for u, v, key in graph.edges(component, keys=True) if v in component),
-                  key=lambda e: (e[0], e[1], e[2].label()))
-
-
-def _tour(graph, component: set, entry, edges: list, visits: list) -> list:
-    """Steps (action, node) of a cycle from ``entry`` back to ``entry`` inside ``component`` that
-    takes each edge of ``edges`` and passes each state of ``visits`` (in that order, by shortest
-    paths); at least one step."""
-    steps, current = [], entry
-    for u, v, action in edges:
-        _, to_u = _path(graph, {current}, {u}, component)
-        steps += to_u + [(action, v)]
-        current = v
-    for node in visits:
-        _, to_node = _path(graph, {current}, {node}, component)
-        steps += to_node
-        current = node
-    if current == entry and not steps:  # a loop must take at least one step: the shortest cycle through entry
-        candidates = [(key, v) for _, v, key in graph.out_edges(entry, keys=True) if v in component]
-        action, current = sorted(candidates, key=lambda c: (c[1] != entry, c[0].label()))[0]
-        steps.append((action, current))
-    if current != entry:
-        steps += _path(graph, {current}, {entry}, component)[1]
-    return steps
-
-
-def _unfair_on(graph, entry, steps: list, fair: frozenset) -> set:
-    """The fair action instances enabled in every state of the loop ``steps`` (from ``entry``) and
-    taken on none of its steps: what weak fairness forbids a printed loop to leave out."""
-    nodes = [entry] + [node for _, node in steps]
-    always = set.intersection(*({a for a in _enabled(graph, n) if a.name in fair} for n in nodes))
-    return always - {action for action, _ in steps}
-
-
-def _loop(graph, component: set, entry, required: set, fair: frozenset, edges: tuple = ()) -> list:
-    """A cycle from ``entry`` back to ``entry`` inside the component that takes ``edges`` and an
-    edge of every required action, and is itself fair: a fair action instance that would stay
-    enabled on the whole printed loop without being taken gets a state of the component where it
-    is disabled added to the tour (the component is fair, so one exists), until none is left. Each
-    round adds a state for an action that no later tour can keep enabled throughout, so it ends."""
-    inside = _inside_edges(graph, component)
-    tour_edges = list(edges) + [next(e for e in inside if e[2] == action)
-                                for action in sorted(required - {e[2] for e in edges}, key=lambda a: a.label())]
-    _, distance = _bfs_tree_within(graph, entry, component)
-    visits: list = []
-    while True:
-        steps = _tour(graph, component, entry, tour_edges, visits)
-        missing = _unfair_on(graph, entry, steps, fair)
-        if not missing:
-            return steps
-        for action in sorted(missing, key=lambda a: a.label()):
-            disabled = [n for n in component if action not in _enabled(graph, n)]
-            visits.append(min(disabled, key=lambda n: (distance.get(n, len(component)), n)))
-
-
-def _bfs_tree(graph, start=0):
-    return _bfs_tree_within(graph, start, None)
-
-
-def _bfs_tree_within(graph, start, allowed: set | None):
-    """Breadth-first parents and depths from ``start`` (inside ``allowed`` when given)."""
-    parents = {start: (None, None)}
-    depth = {start: 0}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        for _, target, action in _out_edges(graph, node):
-            if target not in parents and (allowed is None or target in allowed):
-                parents[target] = (node, action)
-                depth[target] = depth[node] + 1
-                queue.append(target)
-    return parents, depth
-
-
-def _lasso(graph, states, tree, entry, component: set, required: set, fair: frozenset, edges: tuple = ()) -> Trace:
-    """Shortest prefix to ``entry``, then a fair loop inside ``component`` back to ``entry`` (``_loop``)."""
-    parents, _ = tree
-    prefix = []
-    node = entry
-    while node is not None:
-        parent, action = parents[node]
-        prefix.append((action, node))
-        node = parent
-    prefix.reverse()
-    loop_steps = [] if graph.out_degree(entry) == 0 else _loop(graph, component, entry, required, fair, edges)
-    return Trace(tuple((action, states[n]) for action, n in prefix + loop_steps), loop=len(prefix) - 1)
-
-
-def _explain(ctx: Context, graph, component: set, fair: frozenset, always: set) -> str:
-    node = next(iter(component))
-    if graph.out_degree(node) == 0:
-        return "no action is enabled: the run stays in the last state forever"
-    enabled = set()
-    for state in component:
-        enabled |= _enabled(graph, state)
-    taken = {key for u, v, key in graph.edges(component, keys=True) if v in component}
-    leaving = [action for action in enabled if action not in taken]
-    parts = []
-    if always:
-        parts.append("fair actions enabled throughout the loop, taken in it without reaching the goal: "
-                     + _labels(always))
-    unfair_always = [action for action in leaving if action.name not in fair
-                     and all(action in _enabled(graph, s) for s in component)]
-    if unfair_always:
-        parts.append("enabled throughout the loop but never taken, because not assumed fair: " + _labels(unfair_always))
-    intermittent = [action for action in leaving if action.name in fair and action not in always]
-    if intermittent:
-        parts.append("fair but not continuously enabled in the loop (weak fairness does not force them): "
-                     + _labels(intermittent))
-    return "; ".join(parts) or "the loop keeps every fair action it enables"
-
-
 class _OutOfTime(Exception):
     """The run's deadline passed while a property was being judged."""
 
 
-def check_liveness(ctx: Context, exploration: Exploration, properties, *, fairness=None,
+def check_liveness(ctx: Context, exploration, properties, *, fairness=None,
                    deadline: Deadline | None = None) -> list[CheckResult]:
-    """One CheckResult per eventually-property, judged on ``exploration.graph``.
+    """One CheckResult per eventually-property, judged on ``exploration.graph`` (a ``StateGraph``).
 
     ``fairness``: names of the fairness groups to assume (default: each property's own);
     ``deadline``: the run's time budget — a property whose judgement it cuts short is ``inconclusive``."""
     with caching(ctx):
-        return _judge_all(ctx, exploration, properties, fairness, deadline)
+        judge = _Judge(ctx, exploration.graph, deadline) if exploration.complete else None
+        return [_judged(ctx, exploration, spec, judge, fairness, deadline) for spec in properties
+                if spec.kind == EVENTUALLY]
 
 
-def _judge_all(ctx: Context, exploration: Exploration, properties, fairness, deadline) -> list[CheckResult]:
-    graph = exploration.graph
-    states = graph.graph["states"]
-    tree = _bfs_tree(graph)
-    results = []
-    for spec in properties:
-        if spec.kind != EVENTUALLY:
-            continue
-        started = time.perf_counter()
-        groups = tuple(fairness) if fairness is not None else spec.fairness
-        fair = fair_action_names(groups)
-        record = CheckResult(
-            scenario=ctx.scenario.name, variant=ctx.variant.name, property=spec.name,
-            kind=spec.kind, engine="explicit", verdict=HOLDS, states=exploration.states,
-            transitions=exploration.transitions, depth=exploration.depth, ref=spec.ref,
-            mutants=tuple(sorted(ctx.mutants)),
-        )
-        if not exploration.complete:
-            record.verdict, record.reason = INCONCLUSIVE, exploration.budget
-            results.append(record)
-            continue
-        try:
-            finding = _check_one(ctx, graph, states, tree, LIVENESS[spec.name], fair, deadline)
-        except _OutOfTime:
-            record.verdict, record.reason = INCONCLUSIVE, f"{deadline.reason} (judging the eventually-properties)"
-            results.append(record)
-            continue
-        if finding is not None:
-            record.verdict, record.trace = VIOLATED, finding.trace
-            record.reason = (f"{finding.pod}: " if finding.pod else "") + finding.explanation
-        record.fairness = groups if fairness is not None else groups_of_variant(groups, ctx.variant)
-        record.seconds = exploration.seconds + (time.perf_counter() - started)
-        results.append(record)
-    return results
+def _judged(ctx, exploration, spec, judge, fairness, deadline) -> CheckResult:
+    started = time.perf_counter()
+    groups = tuple(fairness) if fairness is not None else spec.fairness
+    record = CheckResult(
+        scenario=ctx.scenario.name, variant=ctx.variant.name, property=spec.name,
+        kind=spec.kind, engine="explicit", verdict=HOLDS, states=exploration.states,
+        transitions=exploration.transitions, depth=exploration.depth, ref=spec.ref,
+        mutants=tuple(sorted(ctx.mutants)),
+    )
+    if judge is None:
+        record.verdict, record.reason = INCONCLUSIVE, exploration.budget
+        return record
+    try:
+        finding = judge.check(spec.name, LIVENESS[spec.name], fair_action_names(groups))
+    except _OutOfTime:
+        record.verdict, record.reason = INCONCLUSIVE, f"{deadline.reason} (judging the eventually-properties)"
+        return record
+    if finding is not None:
+        record.verdict, record.trace = VIOLATED, finding.trace
+        record.reason = (f"{finding.pod}: " if finding.pod else "") + finding.explanation
+    record.fairness = groups if fairness is not None else groups_of_variant(groups, ctx.variant)
+    record.seconds = exploration.seconds + (time.perf_counter() - started)
+    return record
 
 
-def _check_one(ctx, graph, states, tree, liveness, fair, deadline=None) -> LivenessFinding | None:
-    _, depth = tree
+class _Judge:
+    """The eventually-properties of one context on one explored graph; what several properties
+    share (the whole graph's components, a bad set's components, which actions are fair) is
+    computed once."""
 
-    def in_time() -> None:
-        if deadline is not None and deadline.passed():
+    def __init__(self, ctx: Context, graph: StateGraph, deadline: Deadline | None):
+        self.ctx, self.graph, self.deadline = ctx, graph, deadline
+        self._whole: Components | None = None
+        self._parts: dict = {}  # bad set (bytes) -> its Components
+        self._unfair: dict = {}  # (id of Components, fair names) -> unfair flag per component
+
+    def in_time(self) -> None:
+        if self.deadline is not None and self.deadline.passed():
             raise _OutOfTime()
 
-    if isinstance(liveness, EventuallyNever):
-        for component in sorted(_components(graph, set(graph.nodes)), key=lambda c: min(depth[n] for n in c)):
-            in_time()
-            steps = [(u, v, key) for u, v, key in graph.edges(component, keys=True)
-                     if v in component and liveness.step(ctx, states[u], states[v])]
-            if not steps:
+    def whole(self) -> Components:
+        if self._whole is None:
+            self._whole = strongly_connected(self.graph)
+        return self._whole
+
+    def lasting(self) -> numpy.ndarray:
+        """The states a run can stay among forever: on a cycle of the whole graph, or without a successor."""
+        whole = self.whole()
+        return whole.lasting[whole.label]
+
+    def parts(self, bad: numpy.ndarray) -> Components:
+        key = numpy.packbits(bad).tobytes()
+        if key not in self._parts:
+            self._parts[key] = strongly_connected(self.graph, bad)
+        return self._parts[key]
+
+    def unfair(self, comps: Components, fair: frozenset) -> numpy.ndarray:
+        """Per component: some fair action instance is enabled in every one of its states and taken on
+        no edge inside it (weak fairness rules such a component out as a run)."""
+        key = (id(comps), fair)
+        if key not in self._unfair:
+            self._unfair[key] = _unfair_components(self.graph, comps, fair)
+        return self._unfair[key]
+
+    def check(self, name: str, liveness, fair: frozenset) -> LivenessFinding | None:
+        if isinstance(liveness, EventuallyNever):
+            return self._never(name, fair)
+        return self._response(name, fair)
+
+    def _never(self, name: str, fair: frozenset) -> LivenessFinding | None:
+        """``<>[] no such step``: the first fair lasting component of the whole graph (by its earliest
+        state) that has such a step inside it."""
+        self.in_time()
+        whole, graph = self.whole(), self.graph
+        inside = whole.inside[whole.lasting[whole.label[graph.sources()[whole.inside]]]]
+        stepping = inside[graph.step_values(name, inside)]
+        if not len(stepping):
+            return None
+        unfair = self.unfair(whole, fair)
+        sources = graph.sources()
+        earliest = numpy.full(len(whole.size), graph.states, dtype=numpy.int64)  # per component, its first state
+        numpy.minimum.at(earliest, whole.label, numpy.arange(graph.states))
+        stepping = stepping[numpy.argsort(earliest[whole.label[sources[stepping]]], kind="stable")]
+        for edge in stepping:  # the components by their earliest state, each one's steps by source
+            component = int(whole.label[sources[edge]])
+            if unfair[component]:
                 continue
-            is_fair, always = _fair_component(graph, component, fair)
-            if not is_fair:
-                continue
-            entry = min(component, key=lambda n: depth[n])
-            trace = _lasso(graph, states, tree, entry, component, set(always), fair, edges=(steps[0],))
+            nodes = whole.members(component)
+            small, members = component_graph(graph, nodes), set(nodes.tolist())
+            _, always = fair_component(small, members, fair)
+            step = (int(sources[edge]), int(graph.targets[edge]), graph.actions[int(graph.kinds[edge])])
+            trace = self._lasso(small, int(nodes[0]), members, set(always), fair, (step,))
             return LivenessFinding(trace, None, "a fair loop keeps evicting: "
-                                   + _explain(ctx, graph, component, fair, always))
+                                   + explain(self.ctx, small, members, fair, always))
         return None
-    best = None
-    for pod in ctx.pod_range:
-        in_time()
-        bad = {n for n in graph.nodes if not liveness.goal(ctx, states[n], pod)}
-        for component in _components(graph, bad):
-            in_time()
-            premise = [n for n in component if liveness.premise(ctx, states[n], pod)]
-            if not premise:
+
+    def _response(self, name: str, fair: frozenset) -> LivenessFinding | None:
+        """``premise ~> goal`` per pod: the fair lasting component of the bad states (goal false)
+        that holds a premise state, reached earliest (the first pod of the earliest)."""
+        graph, lasting = self.graph, self.lasting()
+        candidates = numpy.flatnonzero(lasting)
+        best = None
+        for pod in self.ctx.pod_range:
+            self.in_time()
+            if not len(candidates):
+                break
+            bad = numpy.zeros(graph.states, dtype=bool)
+            bad[candidates[~graph.state_values((name, pod, "goal"), candidates)]] = True
+            if not bad.any():
                 continue
-            is_fair, always = _fair_component(graph, component, fair)
-            if not is_fair:
+            comps = self.parts(bad)
+            inside = numpy.flatnonzero((comps.label >= 0) & comps.lasting[comps.label])
+            if not len(inside):
                 continue
-            start = min(premise, key=lambda n: (depth[n], n))
-            if best is not None and depth[start] >= best[0]:
+            premise = inside[graph.state_values((name, pod, "premise"), inside)]
+            if not len(premise):
                 continue
-            trace = _lasso(graph, states, tree, start, component, always, fair)
-            best = (depth[start], LivenessFinding(trace, ctx.names[pod], _explain(ctx, graph, component, fair, always)))
-    return best[1] if best else None
+            unfair = self.unfair(comps, fair)
+            fair_starts = premise[~unfair[comps.label[premise]]]
+            if not len(fair_starts):
+                continue
+            start = int(fair_starts[0])  # ids are breadth-first: the earliest premise state of a fair component
+            if best is not None and graph.depth(start) >= graph.depth(best[0]):
+                continue
+            best = (start, pod, int(comps.label[start]), comps)
+        if best is None:
+            return None
+        start, pod, component, comps = best
+        nodes = comps.members(component)
+        small, members = component_graph(graph, nodes), set(nodes.tolist())
+        _, always = fair_component(small, members, fair)
+        trace = self._lasso(small, start, members, always, fair)
+        return LivenessFinding(trace, self.ctx.names[pod], explain(self.ctx, small, members, fair, always))
+
+    def _lasso(self, small, entry: int, members: set, required: set, fair: frozenset, edges: tuple = ()) -> Trace:
+        """The shortest prefix to ``entry``, then a fair loop inside the component back to it, replayed."""
+        prefix = prefix_to(self.graph, entry)
+        loop = [] if self.graph.out_degrees()[entry] == 0 else fair_loop(small, members, entry, required, fair, edges)
+        replayed = replay(self.ctx, [action for action, _ in prefix + loop])
+        return Trace(replayed.steps, loop=len(prefix))
+
+
+def _unfair_components(graph: StateGraph, comps: Components, fair: frozenset) -> numpy.ndarray:
+    """Per component of ``comps``: a fair action instance enabled in every state of it (an edge of that
+    action leaves each state; a state has at most one edge per action instance) is taken on no edge
+    inside it."""
+    count, kinds = len(comps.size), len(graph.actions)
+    unfair = numpy.zeros(count, dtype=bool)
+    fair_kind = numpy.array([action.name in fair for action in graph.actions], dtype=bool)
+    sources = graph.sources()
+    leaving = numpy.flatnonzero((comps.label[sources] >= 0) & fair_kind[graph.kinds])
+    if not len(leaving):
+        return unfair
+    keys = comps.label[sources[leaving]].astype(numpy.int64) * kinds + graph.kinds[leaving]
+    keys, states = numpy.unique(keys, return_counts=True)
+    always = keys[states == comps.size[keys // kinds]]
+    taken = numpy.unique(comps.label[sources[comps.inside]].astype(numpy.int64) * kinds + graph.kinds[comps.inside])
+    missing = always[~numpy.isin(always, taken)]
+    unfair[missing // kinds] = True
+    return unfair
 
 
 class LivenessEngine:
-    """The liveness engine (``Engine`` protocol): the breadth-first search of ``checks/search/breadth_first.py``
-    with the graph kept and no symmetry, then every eventually-property judged on it; the other
-    property kinds are ``not-checked`` (the explicit engine judges them on the same search)."""
+    """The liveness engine (``Engine`` protocol): the explicit engine's breadth-first search (either
+    core, ``options.core``) with the graph kept and no symmetry, then every eventually-property
+    judged on it; the other property kinds are ``not-checked`` (the explicit engine judges them on
+    the same search)."""
 
     name = "liveness"
 
@@ -331,8 +254,12 @@ class LivenessEngine:
         properties = list(properties)
         deadline = budget.deadline()
         progress = None if options.progress is None else partial(options.progress, ctx)
-        exploration = explore(kep_system(ctx, []), max_states=budget.max_states, timeout=budget.timeout,
-                              keep_graph=True, step_hook=options.on_step, progress=progress)
+        liveness = [spec for spec in properties if spec.kind == EVENTUALLY]
+        hand_over = None if options.core == "interpreted" or options.on_step is not None else \
+            0 if options.core == "vector" else HAND_OVER_AT
+        exploration = explore_kep(ctx, liveness, max_states=budget.max_states, timeout=budget.timeout,
+                                  keep_graph=True, step_hook=options.on_step, progress=progress, hand_over_at=hand_over,
+                                  workers=options.workers)
         judged = {r.property: r for r in check_liveness(ctx, exploration, properties, fairness=options.fairness,
                                                        deadline=deadline)}
         for result in judged.values():

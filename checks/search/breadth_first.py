@@ -5,8 +5,9 @@ Breadth-first order makes every counterexample and witness a shortest one. The `
 properties on every transition. The first violation (or witness) of each property is kept (its
 trace is rebuilt from parent links); the search goes on until every state is explored or the
 budget (states or seconds) runs out, which the ``Exploration`` records. Optionally the reachable
-graph is kept (networkx ``MultiDiGraph``: state ids as nodes, one edge per action) for the
-liveness checker. The verdicts are the engines' business (``checks/engines/explicit.py``,
+graph is kept, as arrays (``checks/vector/graph.StateGraph``: an int per edge for its target and
+one for its action), for the liveness checker, which reads the eventually-properties' predicates
+on the search's states through it. The verdicts are the engines' business (``checks/engines/explicit.py``,
 ``checks/engines/liveness.py``).
 
 With symmetry reduction (``model/symmetry.py``) the search stores one representative per class
@@ -23,20 +24,25 @@ The model's caches (``model/memo.py``) live for one search: ``kep_system`` gives
 from __future__ import annotations
 
 import time
+from array import array
 from collections import deque
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Iterable
 
+import numpy
+
 from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES, SOMETIMES, PropertySpec
 
 from kepcheck.checks.result import EngineError, Progress, Trace
+from kepcheck.checks.vector.graph import StateGraph
 from kepcheck.model.actions.next import next_steps
 from kepcheck.model.context import Context
 from kepcheck.model.init import initial_state
 from kepcheck.model.memo import caching
 from kepcheck.model.properties.catalog import PREDICATES
+from kepcheck.model.properties.eventually import liveness_observers
 
 __all__ = ["Exploration", "TransitionSystem", "kep_system", "explore", "Search", "concretise"]
 
@@ -52,7 +58,7 @@ class Exploration:
     complete: bool = True
     budget: str = ""  # which budget ended the search
     found: dict = field(default_factory=dict)  # property name -> Trace (violation or witness)
-    graph: object = None  # networkx.MultiDiGraph when requested (nodes: state ids; edge keys: actions)
+    graph: object = None  # checks/vector/graph.StateGraph when requested
     action_counts: dict = field(default_factory=dict)
     deadlocks: int = 0
 
@@ -63,8 +69,9 @@ class TransitionSystem:
 
     ``successors(state)`` yields ``(action, next_state)``; an action has ``.name`` and ``.label()``.
     State properties are ``(name, kind, predicate(state))``, step properties
-    ``(name, kind, predicate(before, action, after))``. ``session()`` is entered for the whole
-    search (the model's caches).
+    ``(name, kind, predicate(before, action, after))``. ``observers``: what the eventually-properties
+    read, ``(state observers, step observers)`` as ``model.properties.eventually.liveness_observers`` gives
+    them. ``session()`` is entered for the whole search (the model's caches).
     """
 
     initial: Callable[[], list]
@@ -72,6 +79,7 @@ class TransitionSystem:
     state_properties: list = field(default_factory=list)
     step_properties: list = field(default_factory=list)
     session: Callable = nullcontext
+    observers: tuple = ((), ())
 
 
 def kep_system(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES) -> TransitionSystem:
@@ -85,7 +93,49 @@ def kep_system(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES) ->
         step_properties=[(p.name, p.kind, partial(PREDICATES[p.name], ctx)) for p in properties
                          if p.kind in (ALWAYS, SOMETIMES) and p.scope == "step"],
         session=lambda: caching(ctx),
+        observers=liveness_observers(ctx, properties),
     )
+
+
+class _GraphRecord:
+    """The graph as the interpreted search takes it: per edge its target and its action's index,
+    per expanded state its number of edges (the states are expanded in id order)."""
+
+    def __init__(self):
+        self.targets, self.kinds, self.degrees = array("i"), array("i"), array("q")
+        self.kind_of: dict = {}  # Action -> its index in ``actions``
+        self.actions: list = []
+
+    def edge(self, target: int, action) -> None:
+        kind = self.kind_of.get(action)
+        if kind is None:
+            kind = self.kind_of[action] = len(self.actions)
+            self.actions.append(action)
+        self.targets.append(target)
+        self.kinds.append(kind)
+
+    def state_graph(self, system: TransitionSystem, states: list, depths: list) -> StateGraph:
+        """The ``StateGraph`` of a complete search, its predicates evaluated on ``states``."""
+        offsets = numpy.zeros(len(states) + 1, dtype=numpy.int64)
+        numpy.cumsum(numpy.frombuffer(self.degrees, dtype=numpy.int64), out=offsets[1:])
+        state_observers, step_observers = (dict(observers) for observers in system.observers)
+        layer_starts = [0] + [i for i in range(1, len(depths)) if depths[i] != depths[i - 1]]
+        graph = StateGraph(offsets, numpy.frombuffer(self.targets, dtype=numpy.int32),
+                           numpy.frombuffer(self.kinds, dtype=numpy.int32), self.actions, layer_starts, None, None,
+                           states)
+
+        def state_values(key, nodes):
+            predicate = state_observers[key]
+            chosen = range(len(states)) if nodes is None else nodes.tolist()
+            return numpy.array([bool(predicate(states[n])) for n in chosen], dtype=bool)
+
+        def step_values(key, edges):
+            predicate, sources = step_observers[key], graph.sources()
+            return numpy.array([bool(predicate(states[sources[e]], states[graph.targets[e]])) for e in edges.tolist()],
+                               dtype=bool)
+
+        graph.state_values, graph.step_values = state_values, step_values
+        return graph
 
 
 def _decides(always: bool, value) -> bool:
@@ -111,11 +161,7 @@ class Search:
         self.open_state = [(name, kind == ALWAYS, predicate) for name, kind, predicate in system.state_properties]
         self.open_step = [(name, kind == ALWAYS, predicate) for name, kind, predicate in system.step_properties]
         self.expanded_depth, self.handed_over = -1, False
-        self.graph = None
-        if keep_graph:
-            import networkx  # only liveness needs the graph
-
-            self.graph = networkx.MultiDiGraph()
+        self.graph = _GraphRecord() if keep_graph else None
 
     def run(self, hand_over_at: int | None = None) -> Exploration:
         """Search; with ``hand_over_at``, stop at the first layer boundary past that many states, the
@@ -135,9 +181,8 @@ class Search:
         result = self.result
         result.states, result.seconds = len(self.states), time.perf_counter() - started
         result.depth = max(self.depths) if self.depths else 0
-        result.graph = self.graph
-        if self.graph is not None:
-            self.graph.graph["states"] = self.states
+        if self.graph is not None and result.complete and not self.handed_over:
+            result.graph = self.graph.state_graph(self.system, self.states, self.depths)
         return result
 
     def _budget_hit(self, deadline) -> bool:
@@ -163,8 +208,6 @@ class Search:
         self.parents.append((parent, self.actions.setdefault(action, action)))
         self.depths.append(self.depths[parent] + 1 if parent >= 0 else 0)
         self.queue.append(state_id)
-        if self.graph is not None:
-            self.graph.add_node(state_id)
         self._judge_state(state_id)
         if self.progress is not None and state_id and state_id % 4_096 == 0:  # as often as the vector core's slices
             self.progress(Progress(len(self.states), self.result.transitions, self.depths[state_id], len(self.queue),
@@ -186,7 +229,9 @@ class Search:
             if target is None:
                 return
             if self.graph is not None:
-                self.graph.add_edge(current, target, key=self.actions.setdefault(action, action))
+                self.graph.edge(target, action)
+        if self.graph is not None:
+            self.graph.degrees.append(enabled)
         if enabled == 0:
             self.result.deadlocks += 1
 

@@ -24,7 +24,7 @@ import numpy
 
 from kepcheck.spec.kep.properties import ALWAYS, PropertySpec, property_by_name
 
-from kepcheck.checks.result import Trace, replay
+from kepcheck.checks.result import EngineError, Trace, replay
 from kepcheck.checks.search.breadth_first import Exploration, Search, concretise, kep_system
 from kepcheck.checks.vector.compiled import CompiledExpander
 from kepcheck.checks.vector.intervals import reachable_leaves
@@ -71,16 +71,21 @@ def prepare(ctx: Context, properties: list[PropertySpec], symmetry: bool = False
 
 def explore_kep(ctx: Context, properties: list[PropertySpec], *, max_states: int | None = None,
                 timeout: float | None = None, progress=None, symmetry: Callable | None = None,
-                hand_over_at: int = HAND_OVER_AT, workers: int = 1, prepared: Prepared | None = None) -> Exploration:
+                hand_over_at: int | None = HAND_OVER_AT, workers: int = 1, prepared: Prepared | None = None,
+                keep_graph: bool = False, step_hook: Callable | None = None) -> Exploration:
     """Explore the model of ``ctx`` judging the always- and sometimes-properties of ``properties``;
     ``symmetry``: the representative function of ``model/symmetry.py`` (the vector core then needs the
     compiled evaluator, which canonicalises packed states; with numpy alone the search stays
-    interpreted); ``prepared``: the vector core's model, when already built (``prepare``)."""
+    interpreted); ``prepared``: the vector core's model, when already built (``prepare``);
+    ``keep_graph``: keep the explored graph (``checks/vector/graph.StateGraph``) for the
+    eventually-properties among ``properties``, whose predicates both cores then evaluate;
+    ``step_hook(before, action, after)``: called on every transition (``hand_over_at`` None: the
+    interpreted search throughout)."""
     system = kep_system(ctx, properties)
     if symmetry is not None and not available():
         hand_over_at = None
     with system.session():
-        search = Search(system, max_states, timeout, False, symmetry, None, progress)
+        search = Search(system, max_states, timeout, keep_graph, symmetry, step_hook, progress)
         exploration = search.run(hand_over_at=hand_over_at)
     if not search.handed_over:
         return exploration
@@ -100,14 +105,16 @@ def explore_kep(ctx: Context, properties: list[PropertySpec], *, max_states: int
 def _go_on(ctx, prepared: Prepared, open_names: set, search: Search, exploration: Exploration, max_states, timeout,
            progress, symmetry) -> Exploration:
     traced, layout = prepared.traced, prepared.expander.layout
-    layers = Layers(traced, prepared.expander, max_states, timeout, progress)
+    layers = Layers(traced, prepared.expander, max_states, timeout, progress, keep_graph=search.graph is not None)
     layers.open_states &= open_names
     layers.open_steps &= open_names
     packed = layout.pack(list(numpy.array([flatten(state) for state in search.states], dtype=numpy.int64).T))
     layers.visited.insert(packed)
-    instance_of = {instance.action.label(): k for k, instance in enumerate(traced.instances)}
+    instance_of = {instance.action: k for k, instance in enumerate(traced.instances)}
+    if search.graph is not None:
+        _hand_over_graph(layers, search, packed, instance_of)
     layers.result.parents.append(numpy.array([parent for parent, _ in search.parents], dtype=numpy.int32))
-    layers.result.instances.append(numpy.array([-1 if action is None else instance_of[action.label()]
+    layers.result.instances.append(numpy.array([-1 if action is None else instance_of[action]
                                                 for _, action in search.parents], dtype=layers.instance_type))
     frontier_ids = numpy.array(search.queue, dtype=numpy.int64)
     result = layers.result
@@ -118,7 +125,26 @@ def _go_on(ctx, prepared: Prepared, open_names: set, search: Search, exploration
     found.update({name: _trace(ctx, traced, vector, where, name, symmetry) for name, where in vector.found.items()})
     return Exploration(states=vector.states, transitions=vector.transitions, depth=vector.depth,
                        seconds=exploration.seconds + vector.seconds, complete=vector.complete, budget=vector.budget,
-                       found=found, action_counts=vector.action_counts, deadlocks=vector.deadlocks)
+                       found=found, action_counts=vector.action_counts, deadlocks=vector.deadlocks, graph=vector.graph)
+
+
+def _hand_over_graph(layers: Layers, search: Search, packed, instance_of: dict) -> None:
+    """The edges the interpreted search took, as the vector core keeps them: its actions as the traced
+    instances, and the step observations of its transitions from the expander (the same transitions,
+    in the same order, as the states it expanded yield them)."""
+    record = search.graph
+    kinds = numpy.array([instance_of[action] for action in record.actions], dtype=layers.instance_type)
+    expanded = len(record.degrees)
+    expansion = layers.expander.expand(packed[:expanded], set())
+    degrees = numpy.frombuffer(record.degrees, dtype=numpy.int64)
+    if len(expansion.parents) != len(record.targets) or not numpy.array_equal(
+            numpy.bincount(expansion.parents, minlength=expanded), degrees):
+        raise EngineError("hand-over: the vector core's transitions differ from the interpreted search's")
+    record_kinds = numpy.frombuffer(record.kinds, dtype=numpy.int32)
+    layers.graph.add(numpy.frombuffer(record.targets, dtype=numpy.int32), kinds[record_kinds] if len(kinds) else
+                     record_kinds.astype(layers.instance_type), degrees, expansion.observed)
+    depths = search.depths
+    layers.layer_starts = [0] + [i for i in range(1, len(depths)) if depths[i] != depths[i - 1]]
 
 
 def _trace(ctx: Context, traced: TracedSystem, vector: VectorExploration, found: tuple, name: str,
@@ -126,17 +152,17 @@ def _trace(ctx: Context, traced: TracedSystem, vector: VectorExploration, found:
     """The trace of a vector finding: the actions along the parent links, replayed; under symmetry the
     actions were taken from representatives, and the path of representatives is re-executed
     concretely (``checks.search.breadth_first.concretise``)."""
-    labels = [traced.instances[k].action.label() for k in vector.path(found[1])]
+    actions = [traced.instances[k].action for k in vector.path(found[1])]
     if found[0] == "step":
-        labels.append(traced.instances[found[2]].action.label())
+        actions.append(traced.instances[found[2]].action)
     if symmetry is None:
-        return replay(ctx, labels)
+        return replay(ctx, actions)
     with caching(ctx):
         state = symmetry(initial_state(ctx))
         path = [(None, state)]
-        for number, label in enumerate(labels, start=1):
-            action, after = find_step(ctx, state, label)
-            state = after if number == len(labels) and found[0] == "step" else symmetry(after)
+        for number, taken in enumerate(actions, start=1):
+            action, after = find_step(ctx, state, taken)
+            state = after if number == len(actions) and found[0] == "step" else symmetry(after)
             path.append((action, state))
         predicate = partial(PREDICATES[name], ctx)
         check = (property_by_name(name).kind == ALWAYS,

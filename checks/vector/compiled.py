@@ -107,7 +107,8 @@ def _unpack_code(layout: Layout) -> list[str]:
     return lines + ["}"]
 
 
-def _instance_code(k: int, instance, steps: list, shared: set, layout: Layout, names: _Names) -> list[str]:
+def _instance_code(k: int, instance, steps: list, shared: set, layout: Layout, names: _Names,
+                   observations: list = ()) -> list[str]:
     lines = [f"static void instance{k}(const uint64_t *w, const int64_t *f, const int64_t *s, uint64_t *out, "
              f"uint32_t *flags, uint32_t open, int32_t *error) {{"]
     done = set(shared)
@@ -127,6 +128,16 @@ def _instance_code(k: int, instance, steps: list, shared: set, layout: Layout, n
                 local.add(term.index)
         test = f"(!({names(value)}))" if prop.always else f"({names(value)})"
         lines.append(f"        if {test} decided |= {1 << bit}u;")
+        lines.append("    }")
+    for offset, observation in enumerate(observations, start=len(steps)):  # always evaluated: liveness reads every step
+        value = observation.values[k]
+        lines.append("    {")
+        local = set(done)
+        for term in needed([value]):
+            if term.index not in local and term.op != "field":
+                lines.append(f"        int64_t t{term.index} = {names.expression(term)};")
+                local.add(term.index)
+        lines.append(f"        if ({names(value)}) decided |= {1 << offset}u;")
         lines.append("    }")
     return lines + ["    *flags = decided;", "}"]
 
@@ -179,7 +190,8 @@ def generate(system: TracedSystem, layout: Layout) -> str:
     if system.symmetry:
         lines += _canonical_code(system, layout)
     for k, instance in enumerate(system.instances):
-        lines += _instance_code(k, instance, system.step_properties, set(shared), layout, names) + [""]
+        lines += _instance_code(k, instance, system.step_properties, set(shared), layout, names,
+                                system.step_observations) + [""]
     lines += ["int64_t expand(int64_t n, const uint64_t *in, int64_t cap, int64_t *parent, int32_t *inst, uint64_t *out,",
               "               uint32_t *flags, uint32_t open, int32_t *error) {",
               "    int64_t m = 0;",
@@ -196,6 +208,7 @@ def generate(system: TracedSystem, layout: Layout) -> str:
                      f"out + m * {layout.words}, flags + m, open, error);{canon} parent[m] = r; inst[m] = {k}; m++; }}")
     lines += ["    }", "    return m;", "}", ""]
     lines += _judge_code(system, layout, names)
+    lines += _observe_code(system, layout, names)
     return "\n".join(lines) + "\n"
 
 
@@ -217,6 +230,25 @@ def _judge_code(system: TracedSystem, layout: Layout, names: _Names) -> list[str
     return lines + ["        flags[r] = decided;", "    }", "}"]
 
 
+def _observe_code(system: TracedSystem, layout: Layout, names: _Names) -> list[str]:
+    """``observe``: every state observation (the liveness premises and goals) of each state, as bits
+    (``words`` 64-bit words per state, observation ``j`` at bit ``j % 64`` of word ``j // 64``)."""
+    lines = ["", "void observe(int64_t n, const uint64_t *in, uint64_t *bits, int64_t words) {",
+             f"    int64_t f[{len(system.leaves)}];",
+             "    for (int64_t r = 0; r < n; r++) {",
+             f"        unpack(in + r * {layout.words}, f);",
+             "        uint64_t *out = bits + r * words;",
+             "        for (int64_t w = 0; w < words; w++) out[w] = 0;"]
+    plain = _Names(names.leaves, {})
+    values = [observation.values[0] for observation in system.state_observations]
+    for term in needed(values):
+        if term.op != "field":
+            lines.append(f"        int64_t t{term.index} = {plain.expression(term)};")
+    for j, value in enumerate(values):
+        lines.append(f"        if ({plain(value)}) out[{j // 64}] |= {1 << (j % 64)}ULL;")
+    return lines + ["    }", "}"]
+
+
 class CompiledExpander:
     """``NumpyExpander``'s interface, in compiled code."""
 
@@ -224,13 +256,14 @@ class CompiledExpander:
     native = True  # the search keeps its visited set in C too (checks/visited.NativeVisited)
 
     def __init__(self, system: TracedSystem, layout: Layout, workers: int = 1, timeout: float | None = None):
-        if len(system.step_properties) > 32 or len(system.state_properties) > 32:
-            raise ValueError("the compiled evaluator judges at most 32 step and 32 state properties")
+        if len(system.step_properties) + len(system.step_observations) > 32 or len(system.state_properties) > 32:
+            raise ValueError("the compiled evaluator judges at most 32 step properties and observations, and 32 "
+                             "state properties")
         self.system, self.layout = system, layout
         library = load(generate(system, layout), timeout=timeout)  # TimeoutError past ``timeout`` s
-        self._expand, self._judge = library.expand, library.judge
+        self._expand, self._judge, self._observe = library.expand, library.judge, library.observe
         self._expand.restype = ctypes.c_int64
-        self._judge.restype = None
+        self._judge.restype = self._observe.restype = None
         self._average = 16  # transitions per state the next buffer is sized for (it grows when too small)
         self.workers = max(1, workers)
         self._local = threading.local()  # per thread: the buffers it expands chunks into
@@ -299,7 +332,22 @@ class CompiledExpander:
     def _expansion(self, parent, inst, out, flags, open_steps: set) -> Expansion:
         decides = {p.name: (flags & numpy.uint32(1 << bit)) != 0
                    for bit, p in enumerate(self.system.step_properties) if p.name in open_steps}
-        return Expansion(parent, inst, out, decides)
+        first = len(self.system.step_properties)
+        observed = {o.key: (flags & numpy.uint32(1 << bit)) != 0
+                    for bit, o in enumerate(self.system.step_observations, start=first)}
+        return Expansion(parent, inst, out, decides, observed)
+
+    def observe(self, packed: numpy.ndarray) -> numpy.ndarray:
+        """The state observations of ``packed`` as bits: (states, words) uint64, observation ``j`` at
+        bit ``j % 64`` of word ``j // 64`` (``checks.vector.graph.bit_column`` reads one)."""
+        packed = numpy.ascontiguousarray(packed)
+        count = len(self.system.state_observations)
+        words = max(1, -(-count // 64))
+        bits = numpy.zeros((len(packed), words), dtype=numpy.uint64)
+        if len(packed) and count:
+            self._observe(ctypes.c_int64(len(packed)), _pointer(packed, ctypes.c_uint64), _pointer(bits, ctypes.c_uint64),
+                          ctypes.c_int64(words))
+        return bits
 
     def _expand_chunk(self, frontier: numpy.ndarray, mask: int) -> tuple:
         """The transitions of one chunk (parent rows, instances, packed successors, step flags), expanded

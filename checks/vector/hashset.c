@@ -116,9 +116,10 @@ static int64_t lookup(const visited_t *v, const uint64_t *row, int64_t *at) {
 }
 
 /* For each of the n states of `rows` (n x words): marks[i] = 1 if it was added by this call (a new
- * state's first occurrence), 2 if it is new but the limit was reached (not added), 0 if it was seen.
- * Returns the number added, or -1 when memory ran out. */
-int64_t visited_insert(visited_t *v, int64_t n, const uint64_t *rows, int64_t limit, uint8_t *marks) {
+ * state's first occurrence), 2 if it is new but the limit was reached (not added), 0 if it was seen;
+ * where `ids` is not NULL, ids[i] = the state's id (-1 when not added). Returns the number added, or
+ * -1 when memory ran out. */
+int64_t visited_insert(visited_t *v, int64_t n, const uint64_t *rows, int64_t limit, uint8_t *marks, int32_t *ids) {
     int64_t before = v->count;
     for (int64_t i = 0; i < n; i++) {
         if (i + 8 < n) {  /* ask for the slot of a state a few rows ahead: lookups are memory-bound */
@@ -126,9 +127,9 @@ int64_t visited_insert(visited_t *v, int64_t n, const uint64_t *rows, int64_t li
             __builtin_prefetch(v->slots + ahead * slot_words(v));
         }
         const uint64_t *row = rows + i * v->words;
-        int64_t at;
-        if (lookup(v, row, &at) >= 0) { marks[i] = 0; continue; }
-        if (v->count >= limit) { marks[i] = 2; continue; }
+        int64_t at, id = lookup(v, row, &at);
+        if (id >= 0) { marks[i] = 0; if (ids) ids[i] = (int32_t)id; continue; }
+        if (v->count >= limit) { marks[i] = 2; if (ids) ids[i] = -1; continue; }
         if (v->count >= v->room && grow_states(v)) return -1;
         memcpy(v->states + v->count * v->words, row, sizeof(uint64_t) * v->words);
         if (v->words == 1) {
@@ -138,6 +139,7 @@ int64_t visited_insert(visited_t *v, int64_t n, const uint64_t *rows, int64_t li
             v->slots[at] = (hash(row, v->words) & 0xFFFFFFFF00000000ULL) | (uint64_t)(v->count + 1);
         }
         marks[i] = 1;
+        if (ids) ids[i] = (int32_t)v->count;
         v->count++;
         if (8 * v->count > 5 * (v->mask + 1) && grow_slots(v)) return -1;
     }
@@ -145,3 +147,6 @@ int64_t visited_insert(visited_t *v, int64_t n, const uint64_t *rows, int64_t li
 }
 
 int64_t visited_count(visited_t *v) { return v->count; }
+
+/* The words of every state, in id order (valid until the next insert). */
+const uint64_t *visited_states(visited_t *v) { return v->states; }

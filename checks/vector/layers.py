@@ -24,6 +24,7 @@ import numpy
 
 from kepcheck.checks.result import EngineError, Progress
 from kepcheck.checks.vector.dag import evaluate, needed, value_of
+from kepcheck.checks.vector.graph import EdgeChunks
 from kepcheck.checks.vector.layout import Layout
 from kepcheck.checks.vector.traced_system import TracedSystem
 from kepcheck.checks.vector.visited import NativeVisited, Visited
@@ -42,6 +43,7 @@ class Expansion:
     instances: numpy.ndarray  # action instance index
     packed: numpy.ndarray  # (transitions, words) successor states
     decides: dict  # step property name -> bool per transition (a violation, or a witness)
+    observed: dict = field(default_factory=dict)  # step observation key -> bool per transition
 
 
 class NumpyExpander:
@@ -56,8 +58,8 @@ class NumpyExpander:
 
     def _needed(self, properties: list, successors: bool = True) -> list:
         """The nodes to evaluate: with ``successors`` every guard and successor, and the properties'
-        values (computed once per set of open properties)."""
-        key = (successors, tuple(p.name for p in properties))
+        (or observations') values (computed once per set of open properties)."""
+        key = (successors, tuple(getattr(p, "name", None) or p.key for p in properties))
         if key not in self._nodes:
             roots = [v for p in properties for v in p.values]
             if successors:
@@ -71,8 +73,10 @@ class NumpyExpander:
     def expand(self, frontier: numpy.ndarray, open_steps: set) -> Expansion:
         size = len(frontier)
         steps = [p for p in self.system.step_properties if p.name in open_steps]
-        values = evaluate(self._needed(steps), self._columns(frontier))
+        observations = self.system.step_observations
+        values = evaluate(self._needed(steps + observations), self._columns(frontier))
         parents, instances, packed, decides = [], [], [], {p.name: [] for p in steps}
+        observed = {o.key: [] for o in observations}
         for k, instance in enumerate(self.system.instances):
             rows = numpy.flatnonzero(value_of(instance.guard, values, size))
             if not len(rows):
@@ -83,19 +87,35 @@ class NumpyExpander:
             for p in steps:
                 holds = value_of(p.values[k], values, size)[rows]
                 decides[p.name].append(~holds if p.always else holds)
+            for o in observations:
+                observed[o.key].append(numpy.asarray(value_of(o.values[k], values, size)[rows], dtype=bool))
         if not parents:
             empty = numpy.zeros(0, dtype=numpy.int64)
             return Expansion(empty, empty.astype(numpy.int32), numpy.zeros((0, self.layout.words), numpy.uint64),
-                             {name: numpy.zeros(0, dtype=bool) for name in decides})
+                             {name: numpy.zeros(0, dtype=bool) for name in decides},
+                             {key: numpy.zeros(0, dtype=bool) for key in observed})
         parents = numpy.concatenate(parents)
         order = numpy.argsort(parents, kind="stable")  # by source, instance order kept within a source
         return Expansion(parents[order], numpy.concatenate(instances)[order], numpy.concatenate(packed)[order],
-                         {name: numpy.concatenate(parts)[order] for name, parts in decides.items()})
+                         {name: numpy.concatenate(parts)[order] for name, parts in decides.items()},
+                         {key: numpy.concatenate(parts)[order] for key, parts in observed.items()})
 
     def expand_slices(self, frontier: numpy.ndarray, size: int, open_steps: set) -> Iterator[Expansion]:
         """The expansions of consecutive slices of ``size`` states of ``frontier``, in order."""
         for start in range(0, len(frontier), size):
             yield self.expand(frontier[start:start + size], open_steps)
+
+    def observe(self, packed: numpy.ndarray) -> numpy.ndarray:
+        """The state observations of ``packed`` as bits (``CompiledExpander.observe``'s form)."""
+        observations = self.system.state_observations
+        bits = numpy.zeros((len(packed), max(1, -(-len(observations) // 64))), dtype=numpy.uint64)
+        if not observations or not len(packed):
+            return bits
+        values = evaluate(self._needed(observations, successors=False), self._columns(packed))
+        for j, o in enumerate(observations):
+            column = numpy.asarray(value_of(o.values[0], values, len(packed)), dtype=bool)
+            bits[:, j // 64] |= column.astype(numpy.uint64) << numpy.uint64(j % 64)
+        return bits
 
     def judge(self, packed: numpy.ndarray, open_states: set) -> dict:
         """State property name -> bool per state (a violation, or a witness)."""
@@ -127,6 +147,7 @@ class VectorExploration:
     parents: list = field(default_factory=list)  # per slice: parent id of each new state (int32)
     instances: list = field(default_factory=list)  # per slice: action instance of each new state (int16)
     words: int = 0
+    graph: object = None  # checks/vector/graph.StateGraph of a complete search that kept it
 
     def path(self, state_id: int) -> list:
         """The action instances from the initial state to ``state_id``."""
@@ -143,7 +164,8 @@ class Layers:
     """One vector search (``explore_vector``), from the initial state or from where an interpreted
     search stopped (``resume``)."""
 
-    def __init__(self, system: TracedSystem, expander, max_states, timeout, progress, visited=None):
+    def __init__(self, system: TracedSystem, expander, max_states, timeout, progress, visited=None,
+                 keep_graph: bool = False):
         self.system, self.expander, self.layout = system, expander, expander.layout
         self.max_states, self.progress = max_states, progress
         self.started = time.perf_counter()
@@ -155,6 +177,8 @@ class Layers:
         self.instance_type = numpy.int16 if len(system.instances) < 2**15 else numpy.int32  # parent links: 6 bytes
         self.open_states = {p.name for p in system.state_properties}
         self.open_steps = {p.name for p in system.step_properties}
+        self.graph = EdgeChunks([o.key for o in system.step_observations]) if keep_graph else None
+        self.layer_starts = [0]  # the first id of each breadth-first layer
 
     def start(self):
         """The initial state as the first frontier."""
@@ -164,6 +188,8 @@ class Layers:
 
     def run(self, frontier, frontier_ids) -> VectorExploration:
         while len(frontier) and self.result.complete:
+            if int(frontier_ids[0]) != self.layer_starts[-1]:
+                self.layer_starts.append(int(frontier_ids[0]))
             parts = []
             slices = self.expander.expand_slices(frontier, SLICE, self.open_steps)
             for start, expansion in zip(range(0, len(frontier), SLICE), slices):
@@ -185,6 +211,8 @@ class Layers:
             if len(frontier):
                 self.result.depth += 1
         self.result.states = len(self.visited)
+        if self.graph is not None and self.result.complete:
+            self.result.graph = self.graph.state_graph(self.system, self.visited, self.expander, self.layer_starts)
         self.result.seconds = time.perf_counter() - self.started
         return self.result
 
@@ -204,7 +232,12 @@ class Layers:
                 result.found[name] = ("step", int(frontier_ids[expansion.parents[first]]), int(expansion.instances[first]))
                 self.open_steps.discard(name)
         first_id = len(self.visited)
-        marks = self.visited.insert(expansion.packed, self.max_states)
+        if self.graph is None:
+            marks = self.visited.insert(expansion.packed, self.max_states)
+        else:
+            marks, targets = self.visited.insert(expansion.packed, self.max_states, ids=True)
+            self.graph.add(targets, numpy.asarray(expansion.instances, dtype=self.instance_type),
+                           numpy.bincount(expansion.parents, minlength=size), expansion.observed)
         if (marks == 2).any():
             result.complete, result.budget = False, f"state budget of {self.max_states} reached"
         new = numpy.flatnonzero(marks == 1)  # in transition order
@@ -227,7 +260,8 @@ class Layers:
 
 
 def explore_vector(system: TracedSystem, expander, *, max_states: int | None = None, timeout: float | None = None,
-                   progress: Callable | None = None) -> VectorExploration:
-    """Explore every state reachable from the system's initial state, one layer at a time."""
-    layers = Layers(system, expander, max_states, timeout, progress)
+                   progress: Callable | None = None, keep_graph: bool = False) -> VectorExploration:
+    """Explore every state reachable from the system's initial state, one layer at a time; with
+    ``keep_graph`` the explored graph as arrays for the liveness checker."""
+    layers = Layers(system, expander, max_states, timeout, progress, keep_graph=keep_graph)
     return layers.run(*layers.start())

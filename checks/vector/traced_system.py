@@ -27,10 +27,11 @@ from kepcheck.model.expr.traced import Tracer
 from kepcheck.model.init import initial_state
 from kepcheck.model.memo import caching
 from kepcheck.model.properties.catalog import PREDICATES
+from kepcheck.model.properties.eventually import liveness_observers
 from kepcheck.model.schema import Leaf, assemble, flatten, leaves
 from kepcheck.model.symmetry import symmetry_classes
 
-__all__ = ["TracedInstance", "TracedProperty", "TracedSystem", "trace_system", "trace_kep"]
+__all__ = ["TracedInstance", "TracedProperty", "TracedObservation", "TracedSystem", "trace_system", "trace_kep"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,16 @@ class TracedProperty:
     values: tuple  # state property: (value,); step property: one value per instance
 
 
+@dataclass(frozen=True)
+class TracedObservation:
+    """A predicate an eventually-property reads, evaluated on every state (``key``: property, pod,
+    ``"premise"``/``"goal"``) or on every transition (``key``: the property's name) rather than decided
+    by its first hit: ``values`` as in ``TracedProperty``."""
+
+    key: tuple | str
+    values: tuple
+
+
 @dataclass
 class TracedSystem:
     leaves: tuple  # the state's fields (model/schema.Leaf), in order
@@ -54,6 +65,8 @@ class TracedSystem:
     instances: list  # TracedInstance, in the order the model tries them
     state_properties: list = field(default_factory=list)  # TracedProperty
     step_properties: list = field(default_factory=list)  # TracedProperty
+    state_observations: list = field(default_factory=list)  # TracedObservation: liveness premises and goals
+    step_observations: list = field(default_factory=list)  # TracedObservation: liveness steps
     tracer: Tracer = None
     seconds: float = 0.0
     # symmetry reduction (model/symmetry.py): classes of interchangeable pods (their indices); each pod
@@ -67,11 +80,14 @@ class TracedSystem:
 
 
 def trace_system(fields: Sequence[Leaf], initial: list, make_state: Callable, flatten_state: Callable,
-                 instances_of: Callable, state_predicates: Iterable = (), step_predicates: Iterable = ()) -> TracedSystem:
+                 instances_of: Callable, state_predicates: Iterable = (), step_predicates: Iterable = (),
+                 state_observers: Iterable = (), step_observers: Iterable = ()) -> TracedSystem:
     """Trace a model: ``make_state(values)`` builds a state from field values (terms here) and
     ``flatten_state(state)`` reads them back, in ``fields`` order; ``instances_of(state)`` yields
     ``(action, guard, successor state)``; ``state_predicates`` are ``(name, always,
-    predicate(state))`` and ``step_predicates`` ``(name, always, predicate(before, action, after))``."""
+    predicate(state))`` and ``step_predicates`` ``(name, always, predicate(before, action, after))``;
+    ``state_observers`` are ``(key, predicate(state))`` and ``step_observers`` ``(key,
+    predicate(before, after))``, evaluated everywhere (``TracedObservation``)."""
     tracer = Tracer()
     state = make_state([tracer.field(leaf.name) for leaf in fields])
     steps = list(instances_of(state))
@@ -82,20 +98,27 @@ def trace_system(fields: Sequence[Leaf], initial: list, make_state: Callable, fl
     system.step_properties = [TracedProperty(name, always, tuple(predicate(state, action, after)
                                                                  for action, _, after in steps))
                               for name, always, predicate in step_predicates]
+    system.state_observations = [TracedObservation(key, (predicate(state),)) for key, predicate in state_observers]
+    system.step_observations = [TracedObservation(key, tuple(predicate(state, after) for _, _, after in steps))
+                                for key, predicate in step_observers]
     return system
 
 
 def trace_kep(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, symmetry: bool = False) -> TracedSystem:
-    """The KEP-5836 model of one context, traced (its always- and sometimes-properties among
-    ``properties``); ``symmetry``: with the classes of interchangeable pods, for a reduced search."""
-    properties = [p for p in properties if p.kind in (ALWAYS, SOMETIMES)]
+    """The KEP-5836 model of one context, traced: its always- and sometimes-properties among
+    ``properties`` as properties, its eventually-properties as observations (``model.properties.eventually.liveness_observers``);
+    ``symmetry``: with the classes of interchangeable pods, for a reduced search."""
+    properties = list(properties)
+    judged_kinds = [p for p in properties if p.kind in (ALWAYS, SOMETIMES)]
 
     def judged(scope: str):
-        return [(p.name, p.kind == ALWAYS, partial(PREDICATES[p.name], ctx)) for p in properties if p.scope == scope]
+        return [(p.name, p.kind == ALWAYS, partial(PREDICATES[p.name], ctx)) for p in judged_kinds if p.scope == scope]
 
+    state_observers, step_observers = liveness_observers(ctx, properties)
     with caching(ctx, concrete=False):  # the actions of the traced state share their scheduling cycles
         system = trace_system(leaves(ctx), flatten(initial_state(ctx)), partial(assemble, ctx), flatten,
-                              lambda state: list(transitions(ctx, state)), judged("state"), judged("step"))
+                              lambda state: list(transitions(ctx, state)), judged("state"), judged("step"),
+                              state_observers, step_observers)
     if symmetry:
         fields = system.leaves
         system.pod_fields = next(j for j, leaf in enumerate(fields) if leaf.name.startswith(f"{ctx.names[1]}.")) \
@@ -103,3 +126,4 @@ def trace_kep(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, sym
         system.preemptor_field = next(j for j, leaf in enumerate(fields) if leaf.name == f"{ctx.names[0]}.preempted_by")
         system.symmetry = tuple(symmetry_classes(ctx))
     return system
+

@@ -91,20 +91,29 @@ class Visited:
             result[where] = self.chunks[index][ids[where] - self.starts[index]]
         return result
 
-    def insert(self, packed: numpy.ndarray, limit: int | None = None) -> numpy.ndarray:
+    def insert(self, packed: numpy.ndarray, limit: int | None = None, ids: bool = False):
         """Per state of ``packed`` (in order): 1 added (the first occurrence of a new state), 2 new
-        but beyond ``limit`` states (not added), 0 seen before or earlier in ``packed``."""
+        but beyond ``limit`` states (not added), 0 seen before or earlier in ``packed``; with
+        ``ids``, also each state's id (-1 where not added), as ``(marks, ids)``."""
         marks = numpy.zeros(len(packed), dtype=numpy.uint8)
+        state_ids = numpy.full(len(packed), -1, dtype=numpy.int32)
         if not len(packed):
-            return marks
+            return (marks, state_ids) if ids else marks
         prints = fingerprints(packed)
-        unique, first = distinct(packed, prints)
-        new = numpy.sort(first[~self.seen(packed[first], unique)])
-        room = len(new) if limit is None else max(0, limit - self.count)
-        marks[new[:room]] = 1
-        marks[new[room:]] = 2
-        self.add(packed[new[:room]], prints[new[:room]])
-        return marks
+        unique, first, group = distinct(packed, prints, inverse=True)
+        seen_before = self.seen(packed[first], unique)
+        known = numpy.full(len(unique), -1, dtype=numpy.int64)
+        if seen_before.any():
+            known[seen_before] = self.sorted_ids[numpy.searchsorted(self.sorted_fingerprints, unique[seen_before])]
+        order = numpy.argsort(first, kind="stable")  # the distinct states by first occurrence
+        new = order[~seen_before[order]]  # indices into unique, in the order first met
+        room = len(new) if limit is None else min(len(new), max(0, limit - self.count))
+        known[new[:room]] = numpy.arange(self.count, self.count + room)
+        marks[first[new[:room]]] = 1
+        marks[first[new[room:]]] = 2
+        state_ids[:] = known[group]
+        self.add(packed[first[new[:room]]], prints[first[new[:room]]])
+        return (marks, state_ids) if ids else marks
 
     def add(self, packed: numpy.ndarray, prints: numpy.ndarray) -> None:
         """Add new states (not seen, distinct), in id order."""
@@ -121,13 +130,14 @@ class Visited:
         self.count += len(packed)
 
 
-def distinct(packed: numpy.ndarray, prints: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:
-    """(sorted distinct fingerprints, index of the first occurrence of each) of the states of ``packed``
-    (a fingerprint shared by different states is detected, as in ``Visited.seen``)."""
+def distinct(packed: numpy.ndarray, prints: numpy.ndarray, inverse: bool = False) -> tuple:
+    """(sorted distinct fingerprints, index of the first occurrence of each[, the distinct state of each
+    row]) of the states of ``packed`` (a fingerprint shared by different states is detected, as in
+    ``Visited.seen``)."""
     unique, first, group = numpy.unique(prints, return_index=True, return_inverse=True)
     if packed.shape[1] > 1 and not numpy.array_equal(packed, packed[first[group]]):
         raise EngineError("two different states have the same 64-bit fingerprint (see checks/vector/visited.py)")
-    return unique, first
+    return (unique, first, group) if inverse else (unique, first)
 
 
 _SOURCE = Path(__file__).with_name("hashset.c")
@@ -141,6 +151,7 @@ class NativeVisited:
         library.visited_new.restype = ctypes.c_void_p
         library.visited_insert.restype = ctypes.c_int64
         library.visited_count.restype = ctypes.c_int64
+        library.visited_states.restype = ctypes.c_void_p
         library.visited_free.argtypes = [ctypes.c_void_p]
         self._library, self.words = library, words
         self._set = ctypes.c_void_p(library.visited_new(ctypes.c_int64(words)))
@@ -155,12 +166,21 @@ class NativeVisited:
     def __len__(self) -> int:
         return int(self._library.visited_count(self._set))
 
-    def insert(self, packed: numpy.ndarray, limit: int | None = None) -> numpy.ndarray:
+    def insert(self, packed: numpy.ndarray, limit: int | None = None, ids: bool = False):
         packed = numpy.ascontiguousarray(packed, dtype=numpy.uint64)
         marks = numpy.empty(len(packed), dtype=numpy.uint8)
+        state_ids = numpy.empty(len(packed), dtype=numpy.int32) if ids else None
         added = self._library.visited_insert(self._set, ctypes.c_int64(len(packed)), pointer(packed, ctypes.c_uint64),
                                              ctypes.c_int64(2**62 if limit is None else limit),
-                                             pointer(marks, ctypes.c_uint8))
+                                             pointer(marks, ctypes.c_uint8),
+                                             None if state_ids is None else pointer(state_ids, ctypes.c_int32))
         if added < 0:
             raise MemoryError("the visited set ran out of memory")
-        return marks
+        return (marks, state_ids) if ids else marks
+
+    def words_of(self, ids: numpy.ndarray) -> numpy.ndarray:
+        """The packed words of the states with these ids (a copy)."""
+        count = len(self)
+        address = self._library.visited_states(self._set)
+        words = numpy.ctypeslib.as_array(ctypes.cast(address, ctypes.POINTER(ctypes.c_uint64)), shape=(count, self.words))
+        return words[ids]

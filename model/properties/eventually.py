@@ -8,8 +8,10 @@ predicate, so they trace and evaluate on packed states as well.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
+from kepcheck.spec.kep.properties import EVENTUALLY
 from kepcheck.spec.kep.vocabulary import Phase, ResizeReason
 
 from kepcheck.model.accounting.footprints import kubelet_resizing_pod_requests
@@ -20,7 +22,7 @@ from kepcheck.model.expr.vectors import vadd, veq, vle, vsum_where
 from kepcheck.model.properties.victims import new_victims
 from kepcheck.model.state import State
 
-__all__ = ["Response", "EventuallyNever", "LIVENESS"]
+__all__ = ["liveness_observers", "Response", "EventuallyNever", "LIVENESS"]
 
 
 @dataclass(frozen=True)
@@ -106,3 +108,21 @@ LIVENESS = {
         premise_words="it is pending and fits some node now or once the strictly-lower-priority pods there are gone",
         goal_words="it is no longer pending, or no node could take it any more"),
 }
+
+
+def liveness_observers(ctx: Context, properties) -> tuple[list, list]:
+    """What the eventually-properties among ``properties`` read (``LIVENESS``):
+    ``([((name, pod, "premise"|"goal"), predicate(state)), ...], [(name, predicate(before, after)), ...])``,
+    the keys the liveness checker asks ``StateGraph.state_values`` and ``step_values`` for."""
+    state_observers, step_observers = [], []
+    for spec in properties:
+        if spec.kind != EVENTUALLY:
+            continue
+        liveness = LIVENESS[spec.name]
+        if isinstance(liveness, EventuallyNever):
+            step_observers.append((spec.name, partial(liveness.step, ctx)))
+            continue
+        for pod in ctx.pod_range:
+            for role, predicate in (("premise", liveness.premise), ("goal", liveness.goal)):
+                state_observers.append(((spec.name, pod, role), lambda state, f=predicate, i=pod: f(ctx, state, i)))
+    return state_observers, step_observers
