@@ -16,8 +16,13 @@ kilobytes on Linux) is read before and after ``explore``. The growth, divided by
 distinct states, is the *peak resident memory of the whole search* (state table, parent links,
 depth list, queue, interpreter overhead) per state, not the size of a per-state encoding.
 
+The bench scenarios are also run by the vector core with **every** property (eventually
+included, the default of ``kepcheck check``): the graph kept as arrays, then the liveness checker
+on it; that row's states/s (search and liveness seconds together) is divided by the rate of a
+plain-Python BFS of the SPIN toy (``bench/toy_plain.py``) measured in the same run.
+
 Run: ``make bench`` or ``python bench/bench_explicit.py [--max-states N] [--timeout S]
-[--scenario NAME_OR_FILE ...] [--json FILE]``.
+[--scenario NAME_OR_FILE ...] [--core interpreted|vector|every ...] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -46,17 +51,46 @@ VARIANT = "alpha-1.37"
 
 
 def _search(ctx, system, representative, core: str, workers: int, max_states, timeout):
-    """The search to measure, and a function to call first (the vector core's tracing and compiling)."""
-    from kepcheck.checks.search.hybrid import explore_kep, prepare
+    """The search to measure, and a function to call first (the vector core's tracing and compiling).
+
+    ``core``: ``interpreted``; ``vector`` (every always/sometimes property judged during the search);
+    ``every`` (the vector core keeping the explored graph, then the liveness checker judging every
+    eventually-property on it: what ``kepcheck check`` does with the default properties,
+    ``checks/engines/explicit.check_explicit``)."""
+    from kepcheck.checks.engines.liveness import check_liveness
     from kepcheck.checks.search.breadth_first import explore
-    from kepcheck.spec.kep.properties import PROPERTIES
+    from kepcheck.checks.search.hybrid import explore_kep, prepare
+    from kepcheck.spec.kep.properties import EVENTUALLY, PROPERTIES
 
     if core == "interpreted":
-        return (lambda: None), (lambda _: explore(system, max_states=max_states, timeout=timeout, symmetry=representative))
-    properties = [p for p in PROPERTIES if p.kind != "eventually"]
-    return (lambda: prepare(ctx, properties, representative is not None, workers)), \
-        (lambda prepared: explore_kep(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative,
-                                      hand_over_at=0, workers=workers, prepared=prepared))
+        return (lambda: None), (lambda _: (explore(system, max_states=max_states, timeout=timeout,
+                                                    symmetry=representative), {}))
+    every = core == "every"
+    properties = list(PROPERTIES) if every else [p for p in PROPERTIES if p.kind != EVENTUALLY]
+
+    def search(prepared):
+        exploration = explore_kep(ctx, properties, max_states=max_states, timeout=timeout, symmetry=representative,
+                                  hand_over_at=0, workers=workers, prepared=prepared, keep_graph=every)
+        if not every:
+            return exploration, {}
+        started = time.perf_counter()
+        judged = check_liveness(ctx, exploration, properties)
+        return exploration, {"liveness_seconds": time.perf_counter() - started,
+                             "eventually": {r.property: r.verdict for r in judged}}
+    return (lambda: prepare(ctx, properties, representative is not None, workers)), search
+
+
+def _toy_plain(conn) -> None:
+    """Child process entry point: the plain-Python BFS of the toy (``bench/toy_plain.py``)."""
+    try:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from toy_plain import explore
+
+        conn.send({"ok": True, **explore(5)})
+    except BaseException as error:  # report, never hang the parent
+        conn.send({"ok": False, "error": f"{type(error).__name__}: {error}"})
+    finally:
+        conn.close()
 
 
 def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float | None, core: str, workers: int,
@@ -85,14 +119,16 @@ def _run_one(source: str, symmetry: bool, max_states: int | None, timeout: float
         gc.collect()
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         rss_current = _current_rss_kb()  # for the record: if well below the peak, the growth is understated
-        exploration = search(prepared)
+        exploration, extras = search(prepared)
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        liveness_seconds = extras.get("liveness_seconds", 0.0)
         conn.send({
+            **extras,
             "ok": True,
             "states": exploration.states,
             "transitions": exploration.transitions,
             "depth": exploration.depth,
-            "seconds": exploration.seconds,
+            "seconds": exploration.seconds + liveness_seconds,
             "complete": exploration.complete,
             "budget": exploration.budget,
             "deadlocks": exploration.deadlocks,
@@ -124,9 +160,14 @@ def _current_rss_kb() -> int | None:
 
 def run_isolated(source: str, symmetry: bool, max_states: int | None, timeout: float | None, core: str = "interpreted",
                  workers: int = 1) -> dict:
+    return _in_child(_run_one, (source, symmetry, max_states, timeout, core, workers), timeout)
+
+
+def _in_child(target, args: tuple, timeout: float | None) -> dict:
+    """``target(*args, conn)`` in a fresh 'spawn' process; the dict it sends back."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_run_one, args=(source, symmetry, max_states, timeout, core, workers, sender))
+    process = context.Process(target=target, args=(*args, sender))
     process.start()
     sender.close()
     grace = (timeout or 3600) + 600  # the search stops itself at its time budget; this is a safety net (compiling)
@@ -223,6 +264,8 @@ def figures(name: str, group: str, symmetry: bool, result: dict, core: str = "in
 
 
 def _core(row: dict) -> str:
+    if row["core"] == "every":
+        return f"vector ×{row['workers']}, every property"
     return row["core"] if row["core"] == "interpreted" else f"{row['core']} ×{row['workers']}"
 
 
@@ -292,12 +335,36 @@ def render(rows: list[dict], facts: dict, args, console) -> None:
     console.print("reduction: states without / states with symmetry, when both searches are complete")
 
 
+def every_property(rows: list[dict], toy: dict, console) -> None:
+    """The user's ordinary run (every property, eventually included) against the yardstick: its rate
+    over the plain-Python toy BFS's rate measured in this run, its bytes per state, and whether every
+    eventually-property reached a verdict."""
+    for row in (r for r in rows if r["core"] == "every"):
+        verdicts = row.get("eventually", {})
+        open_ones = sorted(name for name, verdict in verdicts.items() if verdict == "inconclusive")
+        ratio = (f"{row['states_per_second'] / toy['states_per_second']:.2f}" if toy.get("ok") and
+                 row["states_per_second"] else "-")
+        bps = "-" if row["bytes_per_state"] is None else f"{row['bytes_per_state']:,.0f}"
+        console.print(
+            f"every property, {row['scenario']}: {row['states']:,} states in {row['seconds']:.2f} s (search "
+            f"{row['seconds'] - row['liveness_seconds']:.2f} s + liveness {row['liveness_seconds']:.2f} s) = "
+            f"{row['states_per_second'] or 0:,.0f} states/s, {bps} bytes/state", highlight=False)
+        console.print(f"every property / plain-Python toy BFS, {row['scenario']}: {ratio} "
+                      f"({'search complete' if row['complete'] else 'budget: ' + row['budget']}; "
+                      f"{len(verdicts)} eventually-properties, "
+                      + (f"inconclusive: {', '.join(open_ones)})" if open_ones else "every one decided)"),
+                      highlight=False)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-states", type=int, default=1_000_000, help="state budget per run (default 1000000)")
     parser.add_argument("--timeout", type=float, default=300.0, help="time budget per run in seconds (default 300)")
     parser.add_argument("--scenario", action="append", metavar="NAME_OR_FILE",
                         help="run only this scenario (name, file stem or .yaml path); repeatable")
+    parser.add_argument("--core", action="append", choices=("interpreted", "vector", "every"),
+                        help="run only this core's rows (every: the vector core with every property, eventually "
+                             "included); repeatable; default all")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
     args = parser.parse_args(argv)
 
@@ -320,10 +387,19 @@ def main(argv=None) -> int:
     scenarios = select_scenarios(args.scenario)
     rows = []
     started = time.perf_counter()
+    toy = _in_child(_toy_plain, (), None)  # the yardstick, in this run: a plain-Python BFS of the toy
+    if toy.get("ok"):
+        log.print(f"  plain-Python BFS of the toy (bench/toy_plain.py): {toy['states']:,} states "
+                  f"{toy['seconds']:.2f} s  {toy['states_per_second']:,.0f} states/s  "
+                  f"{toy['bytes_per_state']:,.0f} bytes/state", highlight=False)
+    else:
+        log.print(f"[red]plain-Python BFS of the toy: {toy['error']}[/red]")
     for name, source, group in scenarios:
         runs = [("interpreted", 1, symmetry) for symmetry in (False, True)]
-        if group != "default":  # the vector core on one and on two worker threads
+        if group != "default":  # the vector core on one and on two worker threads; every property on one
             runs += [("vector", workers, symmetry) for symmetry in (False, True) for workers in (1, 2)]
+            runs.append(("every", 1, False))
+        runs = [run for run in runs if not args.core or run[0] in args.core]
         for core, workers, symmetry in runs:
             result = run_isolated(source, symmetry, args.max_states, args.timeout, core, workers)
             row = figures(name, group, symmetry, result, core, workers)
@@ -334,6 +410,8 @@ def main(argv=None) -> int:
                 if row.get("traceback"):
                     log.print(row["traceback"], markup=False, highlight=False)
             else:
+                if core == "every":
+                    what += f" (liveness {row['liveness_seconds']:.2f} s)"
                 log.print(f"  {what}  {row['states']:>9,} states {row['seconds']:7.2f} s  "
                           f"{row['states_per_second'] or 0:9,.0f} states/s"
                           + ("" if row["complete"] else f"  ({row['budget']})")
@@ -343,6 +421,7 @@ def main(argv=None) -> int:
 
     render(rows, facts, args, console)
     done = [r for r in rows if "error" not in r]
+    every_property(done, toy, console)
     for group in ("default", "bench", "file"):
         for core, workers in (("interpreted", 1), ("vector", 1), ("vector", 2)):
             for symmetry in (False, True):
@@ -369,7 +448,7 @@ def main(argv=None) -> int:
 
     if args.json:
         payload = {"machine": facts, "variant": VARIANT, "max_states": args.max_states, "timeout": args.timeout,
-                   "wall_seconds": total, "runs": rows}
+                   "wall_seconds": total, "toy_plain": toy, "runs": rows}
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         console.print(f"figures written to {args.json}")
     return 1 if any("error" in r for r in rows) else 0

@@ -96,3 +96,21 @@ def test_fairness_option_drops_the_expectation_and_reports_the_lasso(capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert "repeat forever" in out and "without expectation" in out
+
+
+def test_every_default_verdict_and_lasso_is_the_networkx_checkers():
+    """The liveness checker on the packed graph (strongly connected components in C or by scipy,
+    weak fairness per component on action-id arrays) gives, on every default scenario × variant,
+    the verdict and the lasso (its number of states and where its loop starts) that the networkx
+    checker it replaced gave (``tests/golden/liveness-baseline.json``, from commit 81e3c9b)."""
+    import json
+    from pathlib import Path
+
+    from conftest import default_matrix
+
+    baseline = json.loads((Path(__file__).parent / "golden" / "liveness-baseline.json").read_text())["rows"]
+    today = sorted([run.ctx.scenario.name, run.ctx.variant.name, r.property, r.verdict,
+                    None if r.trace is None else len(r.trace.steps), None if r.trace is None else r.trace.loop]
+                   for run in default_matrix() for r in run.results if r.kind == "eventually")
+    assert len(today) == len(baseline) == 1248
+    assert today == baseline

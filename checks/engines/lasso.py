@@ -61,11 +61,11 @@ def prefix_to(graph: StateGraph, entry: int) -> list:
         first_seen.sort()
         layer = reached[first_seen]
         parent_edge.update(zip(layer.tolist(), edges[first_seen].tolist()))
-    sources, steps, node = graph.sources(), [], entry
+    steps, node = [], entry
     while node != 0:
         edge = parent_edge[node]
         steps.append((graph.actions[int(graph.kinds[edge])], node))
-        node = int(sources[edge])
+        node = int(graph.source_of([edge])[0])
     return steps[::-1]
 
 

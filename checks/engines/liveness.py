@@ -49,7 +49,7 @@ from kepcheck.checks.engine import Budget, Deadline, EngineOptions
 from kepcheck.checks.engines.lasso import component_graph, explain, fair_component, fair_loop, prefix_to
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult, Trace, replay
 from kepcheck.checks.search.hybrid import HAND_OVER_AT, explore_kep
-from kepcheck.checks.vector.graph import Components, StateGraph, strongly_connected
+from kepcheck.checks.vector.graph import Components, StateGraph, strongly_connected, unfair_native
 from kepcheck.model.context import Context
 from kepcheck.model.memo import caching
 from kepcheck.model.properties.eventually import LIVENESS, EventuallyNever
@@ -105,6 +105,9 @@ def _judged(ctx, exploration, spec, judge, fairness, deadline) -> CheckResult:
     return record
 
 
+_KEEP_PARTS = 1  # components of bad sets kept for the next property (each costs a label per state and its edges)
+
+
 class _Judge:
     """The eventually-properties of one context on one explored graph; what several properties
     share (the whole graph's components, a bad set's components, which actions are fair) is
@@ -113,8 +116,7 @@ class _Judge:
     def __init__(self, ctx: Context, graph: StateGraph, deadline: Deadline | None):
         self.ctx, self.graph, self.deadline = ctx, graph, deadline
         self._whole: Components | None = None
-        self._parts: dict = {}  # bad set (bytes) -> its Components
-        self._unfair: dict = {}  # (id of Components, fair names) -> unfair flag per component
+        self._parts: dict = {}  # bad set (bytes) -> its Components, the last _KEEP_PARTS only (memory)
 
     def in_time(self) -> None:
         if self.deadline is not None and self.deadline.passed():
@@ -133,16 +135,17 @@ class _Judge:
     def parts(self, bad: numpy.ndarray) -> Components:
         key = numpy.packbits(bad).tobytes()
         if key not in self._parts:
+            while len(self._parts) >= _KEEP_PARTS:
+                del self._parts[next(iter(self._parts))]
             self._parts[key] = strongly_connected(self.graph, bad)
         return self._parts[key]
 
     def unfair(self, comps: Components, fair: frozenset) -> numpy.ndarray:
         """Per component: some fair action instance is enabled in every one of its states and taken on
-        no edge inside it (weak fairness rules such a component out as a run)."""
-        key = (id(comps), fair)
-        if key not in self._unfair:
-            self._unfair[key] = _unfair_components(self.graph, comps, fair)
-        return self._unfair[key]
+        no edge inside it (weak fairness rules such a component out as a run); kept with ``comps``."""
+        if fair not in comps.unfair:
+            comps.unfair[fair] = _unfair_components(self.graph, comps, fair)
+        return comps.unfair[fair]
 
     def check(self, name: str, liveness, fair: frozenset) -> LivenessFinding | None:
         if isinstance(liveness, EventuallyNever):
@@ -154,16 +157,17 @@ class _Judge:
         state) that has such a step inside it."""
         self.in_time()
         whole, graph = self.whole(), self.graph
-        inside = whole.inside[whole.lasting[whole.label[graph.sources()[whole.inside]]]]
+        inside = whole.inside[whole.lasting[whole.label[graph.source_of(whole.inside)]]]
         stepping = inside[graph.step_values(name, inside)]
         if not len(stepping):
             return None
         unfair = self.unfair(whole, fair)
-        sources = graph.sources()
+        sources = dict(zip(stepping.tolist(), graph.source_of(stepping).tolist()))
         earliest = numpy.full(len(whole.size), graph.states, dtype=numpy.int64)  # per component, its first state
         numpy.minimum.at(earliest, whole.label, numpy.arange(graph.states))
-        stepping = stepping[numpy.argsort(earliest[whole.label[sources[stepping]]], kind="stable")]
+        stepping = stepping[numpy.argsort(earliest[whole.label[graph.source_of(stepping)]], kind="stable")]
         for edge in stepping:  # the components by their earliest state, each one's steps by source
+            edge = int(edge)
             component = int(whole.label[sources[edge]])
             if unfair[component]:
                 continue
@@ -180,28 +184,26 @@ class _Judge:
         """``premise ~> goal`` per pod: the fair lasting component of the bad states (goal false)
         that holds a premise state, reached earliest (the first pod of the earliest)."""
         graph, lasting = self.graph, self.lasting()
-        candidates = numpy.flatnonzero(lasting)
         best = None
-        for pod in self.ctx.pod_range:
+        if not lasting.any():
+            return None
+        for pod in self.ctx.pod_range:  # masks over the states (a byte each), no index arrays
             self.in_time()
-            if not len(candidates):
-                break
-            bad = numpy.zeros(graph.states, dtype=bool)
-            bad[candidates[~graph.state_values((name, pod, "goal"), candidates)]] = True
+            bad = lasting & ~graph.state_values((name, pod, "goal"), lasting)
             if not bad.any():
                 continue
             comps = self.parts(bad)
-            inside = numpy.flatnonzero((comps.label >= 0) & comps.lasting[comps.label])
-            if not len(inside):
+            inside = (comps.label >= 0) & comps.lasting[comps.label]
+            if not inside.any():
                 continue
-            premise = inside[graph.state_values((name, pod, "premise"), inside)]
-            if not len(premise):
+            premise = graph.state_values((name, pod, "premise"), inside)
+            if not premise.any():
                 continue
             unfair = self.unfair(comps, fair)
-            fair_starts = premise[~unfair[comps.label[premise]]]
-            if not len(fair_starts):
+            fair_starts = premise & ~unfair[comps.label]  # label -1 reads the last flag, under a False premise
+            if not fair_starts.any():
                 continue
-            start = int(fair_starts[0])  # ids are breadth-first: the earliest premise state of a fair component
+            start = int(numpy.argmax(fair_starts))  # ids are breadth-first: the earliest premise state of a fair component
             if best is not None and graph.depth(start) >= graph.depth(best[0]):
                 continue
             best = (start, pod, int(comps.label[start]), comps)
@@ -225,18 +227,24 @@ class _Judge:
 def _unfair_components(graph: StateGraph, comps: Components, fair: frozenset) -> numpy.ndarray:
     """Per component of ``comps``: a fair action instance enabled in every state of it (an edge of that
     action leaves each state; a state has at most one edge per action instance) is taken on no edge
-    inside it."""
+    inside it. Judged for the lasting components only (no run stays in another; the flag of another
+    is False and never read)."""
     count, kinds = len(comps.size), len(graph.actions)
-    unfair = numpy.zeros(count, dtype=bool)
     fair_kind = numpy.array([action.name in fair for action in graph.actions], dtype=bool)
+    native = unfair_native(graph, comps, fair_kind)
+    if native is not None:
+        return native
+    unfair = numpy.zeros(count, dtype=bool)
     sources = graph.sources()
-    leaving = numpy.flatnonzero((comps.label[sources] >= 0) & fair_kind[graph.kinds])
+    lasting = numpy.append(comps.lasting, False)  # label -1 (outside the set) reads the appended False
+    leaving = numpy.flatnonzero(lasting[comps.label[sources]] & fair_kind[graph.kinds])  # only lasting ones matter
     if not len(leaving):
         return unfair
     keys = comps.label[sources[leaving]].astype(numpy.int64) * kinds + graph.kinds[leaving]
     keys, states = numpy.unique(keys, return_counts=True)
     always = keys[states == comps.size[keys // kinds]]
-    taken = numpy.unique(comps.label[sources[comps.inside]].astype(numpy.int64) * kinds + graph.kinds[comps.inside])
+    inner = comps.inside[fair_kind[graph.kinds[comps.inside]]]
+    taken = numpy.unique(comps.label[sources[inner]].astype(numpy.int64) * kinds + graph.kinds[inner])
     missing = always[~numpy.isin(always, taken)]
     unfair[missing // kinds] = True
     return unfair

@@ -124,15 +124,16 @@ class _GraphRecord:
                            numpy.frombuffer(self.kinds, dtype=numpy.int32), self.actions, layer_starts, None, None,
                            states)
 
-        def state_values(key, nodes):
-            predicate = state_observers[key]
-            chosen = range(len(states)) if nodes is None else nodes.tolist()
-            return numpy.array([bool(predicate(states[n])) for n in chosen], dtype=bool)
+        def state_values(key, where):
+            predicate, values = state_observers[key], numpy.zeros(len(states), dtype=bool)
+            chosen = numpy.flatnonzero(where)
+            values[chosen] = [bool(predicate(states[n])) for n in chosen.tolist()]
+            return values
 
         def step_values(key, edges):
-            predicate, sources = step_observers[key], graph.sources()
-            return numpy.array([bool(predicate(states[sources[e]], states[graph.targets[e]])) for e in edges.tolist()],
-                               dtype=bool)
+            predicate, sources = step_observers[key], graph.source_of(edges).tolist()
+            return numpy.array([bool(predicate(states[source], states[graph.targets[e]]))
+                                for source, e in zip(sources, edges.tolist())], dtype=bool)
 
         graph.state_values, graph.step_values = state_values, step_values
         return graph

@@ -11,8 +11,10 @@ rebuilt by replaying its actions from the initial state.
 The vector core evaluates the model compiled to C where the machine has a C compiler
 (``checks/vector/compiled.py``), else with numpy (``checks/vector.NumpyExpander``). It judges always- and
 sometimes-properties, with or without symmetry reduction (the compiled evaluator canonicalises
-packed states as ``model/symmetry.py`` does); eventually-properties, the reachable graph and step
-hooks are the interpreted search's (``explore_kep`` is not used with them).
+packed states as ``model/symmetry.py`` does), and keeps the explored graph as arrays with the
+observations the eventually-properties need (``keep_graph``, ``checks/vector/graph.StateGraph``), so
+the liveness checker judges either core's graph. Only a step hook keeps the search interpreted
+throughout (it is called with the model's ``State`` values).
 """
 
 from __future__ import annotations
