@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from kepcheck.spec.kep.fairness import DEFAULT_FAIRNESS
-from kepcheck.spec.kep.properties import property_by_name
+from kepcheck.spec.kep.properties import EVENTUALLY, PROPERTIES, property_by_name
 from kepcheck.spec.kep.vocabulary import Phase, ResizeReason
 from kepcheck.checks.cli import main as cli
 from kepcheck.checks.engines.explicit import check_explicit
@@ -15,6 +15,7 @@ from kepcheck.checks.result import replay
 from conftest import SCENARIOS, context, manifest, results
 
 RESOLVED = "DeferredResizeResolved"
+LIVENESS_SPECS = [spec for spec in PROPERTIES if spec.kind == EVENTUALLY]
 
 
 def _pod(ctx, state, name):
@@ -114,3 +115,19 @@ def test_every_default_verdict_and_lasso_is_the_networkx_checkers():
                    for run in default_matrix() for r in run.results if r.kind == "eventually")
     assert len(today) == len(baseline) == 1248
     assert today == baseline
+
+
+def test_the_scipy_and_numpy_fallback_judges_as_the_c_components(monkeypatch):
+    """Without a C compiler the components come from scipy and weak fairness from numpy: the same
+    verdicts and lassos as the C functions of ``checks/vector/components.c``."""
+    from kepcheck.checks.vector import graph
+
+    def judged():
+        return [(r.property, r.verdict, r.trace.labels if r.trace else None, r.trace.loop if r.trace else None)
+                for r in check_explicit(context("deferred-upsize-one-victim", "gate-off"), LIVENESS_SPECS)
+                + check_explicit(context("later-competing-resize", "alpha-1.37"), LIVENESS_SPECS)]
+
+    with_c = judged()
+    monkeypatch.setattr(graph, "_LIBRARY", [None])
+    assert judged() == with_c
+    assert any(verdict == "violated" for _, verdict, _, _ in with_c)
