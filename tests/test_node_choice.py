@@ -93,7 +93,7 @@ def test_the_adjusted_sum_counts_each_victim_once_more_than_its_priority():
         variant_by_name("alpha-1.37"))
     highest, total, count, start = victim_key(ctx, {0: True, 1: True})
     assert (highest, total, count) == (100, 2 * ADJUSTMENT, 2)
-    assert start == -1  # the earliest-declared victim of the highest priority is b (index 1)
+    assert start == 2 - 1  # pods minus the start of the earliest highest-priority victim, b (index 1)
 
 
 def test_non_overlapping_lowest_high_priority_sum_priorities_and_number_of_pods():

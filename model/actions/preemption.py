@@ -159,8 +159,8 @@ ADJUSTMENT = 2**31  # MaxInt32 + 1, added to every victim's priority in the sum 
 
 def victim_key(ctx: Context, victims: dict) -> tuple:
     """Rules 2..5 of ``pickOneNodeForPreemption`` as one tuple, smaller is preferred: (highest victim
-    priority, sum of adjusted victim priorities, number of victims, minus the start (declaration
-    index) of the earliest highest-priority victim)."""
+    priority, sum of adjusted victim priorities, number of victims, the number of pods minus the start
+    (declaration index) of the earliest highest-priority victim: a later start is preferred)."""
     highest, total, count = LOWEST, 0, 0
     present = [(i, condition) for i, condition in sorted(victims.items()) if not is_false(condition)]
     for i, condition in present:
@@ -171,7 +171,7 @@ def victim_key(ctx: Context, victims: dict) -> tuple:
     earliest = len(ctx.priorities)
     for i, condition in reversed(present):  # the smallest index among the highest-priority victims
         earliest = ite(and_(condition, highest == ctx.priorities[i]), i, earliest)
-    return highest, total, count, -earliest
+    return highest, total, count, len(ctx.priorities) - earliest
 
 
 def _node_key(ctx: Context, option: tuple, node: int) -> tuple:
