@@ -51,6 +51,17 @@ def _no_reprieve(original, ctx, state, claimant, node, fits, removed):
     return dict(removed)
 
 
+def _least_important_first(original, ctx, state, claimant, node, fits, removed):
+    removed = dict(removed)
+    for victim in sorted(removed, key=lambda i: (ctx.priorities[i], -i)):
+        if is_false(removed[victim]):
+            continue
+        trial = dict(removed)
+        trial[victim] = False
+        removed[victim] = and_(removed[victim], not_(fits(ctx, state, claimant, node, trial)))
+    return removed
+
+
 def _deferred_size_forgotten(original, ctx, pod):
     return ite(pod.resize == ResizeReason.DEFERRED, vmax(pod.allocated, pod.actual), original(ctx, pod))
 
@@ -117,6 +128,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("no-reprieve", "preemption evicts every lower-priority pod, skipping the greedy reprieve",
            "NoVictimWithoutNeed", "alpha-1.37", "resize-superseded", 1,
            (("reprieve", _no_reprieve),)),
+    Mutant("reprieve-least-important-first", "the greedy reprieve puts victims back least important first "
+           "(P-2's order reversed)", "NoNeedlessVictimForPendingPod", "allocated-only", "higher-priority-arrival", 2,
+           (("reprieve", _least_important_first),)),
     Mutant("kubelet-ignores-others-actual", "the kubelet counts other pods at their allocation only, "
            "ignoring a downsize not yet actuated", "KubeletNeverOvercommits", "alpha-1.37", "resize-races-binding", 2,
            (("kubelet_counts_other", _allocation_only_of_others),)),
