@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from kepcheck.spec.kep.vocabulary import ResizeReason
 
 from kepcheck.model.accounting.views import max_footprint, on_node
+from kepcheck.model.actions.preemption import greedy_reprieve
 from kepcheck.model.expr.scalars import and_, is_false, ite, not_
 from kepcheck.model.expr.vectors import vmax
 from kepcheck.model.step import is_deferred
@@ -52,14 +53,8 @@ def _no_reprieve(original, ctx, state, claimant, node, fits, removed):
 
 
 def _least_important_first(original, ctx, state, claimant, node, fits, removed):
-    removed = dict(removed)
-    for victim in sorted(removed, key=lambda i: (ctx.priorities[i], -i)):
-        if is_false(removed[victim]):
-            continue
-        trial = dict(removed)
-        trial[victim] = False
-        removed[victim] = and_(removed[victim], not_(fits(ctx, state, claimant, node, trial)))
-    return removed
+    order = sorted(removed, key=lambda i: (ctx.priorities[i], -i))
+    return greedy_reprieve(ctx, state, claimant, node, fits, removed, order)
 
 
 def _deferred_size_forgotten(original, ctx, pod):

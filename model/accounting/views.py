@@ -39,7 +39,7 @@ from kepcheck.model.expr.vectors import vadd, vle, vmax, vsub, vsum_where
 from kepcheck.model.memo import node_local, of_values
 from kepcheck.model.state import NO_POD, PodState, State
 
-__all__ = ["assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint", "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint", "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "kubelet_free", "allocatable_of", "leaving", "pod_count_fits"]
+__all__ = ["assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint", "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint", "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "kubelet_free", "allocatable_of", "leaving", "pod_count_fits", "remaining_on"]
 
 
 def assigned(pod: PodState):
@@ -61,6 +61,12 @@ def admitted(pod: PodState):
 
 def on_node(pod: PodState, node):
     return and_(pod.node == node, assigned(pod))
+
+
+def remaining_on(pod: PodState, node, index: int, removed: dict):
+    """``pod`` (index ``index``) is on ``node`` and not taken off it by ``removed`` (a dry-run)."""
+    present = on_node(pod, node)
+    return and_(present, not_(removed[index])) if index in removed else present
 
 
 def allocatable_of(ctx: Context, node):
@@ -103,9 +109,7 @@ def scheduler_requested(ctx: Context, state: State, node, removed=None, evaluati
     removed = removed or {}
     pairs = []
     for i, pod in enumerate(state.pods):
-        present = on_node(pod, node)
-        if i in removed:
-            present = and_(present, not_(removed[i]))
+        present = remaining_on(pod, node, i, removed)
         if is_false(present):
             continue
         deferred_cycle = evaluating is not None and i != evaluating
@@ -138,9 +142,7 @@ def pod_count_fits(ctx: Context, state: State, node, claimant: int, removed=None
     limit = pick(tuple(unlimited if m is None else m for m in ctx.max_pods), node)
     count = 0
     for i, pod in enumerate(state.pods):
-        present = on_node(pod, node)
-        if i in removed:
-            present = and_(present, not_(removed[i]))
+        present = remaining_on(pod, node, i, removed)
         if not is_false(present):
             count = count + ite(present, 1, 0)
         if i != claimant and ctx.priorities[i] >= ctx.priorities[claimant]:

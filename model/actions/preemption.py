@@ -56,7 +56,7 @@ from kepcheck.model.expr.vectors import lex_less
 from kepcheck.model.memo import node_local
 from kepcheck.model.state import State
 
-__all__ = ["potential_victims", "select_victims", "reprieve", "victim_key", "chosen_node", "ADJUSTMENT", "disruptions_allowed",
+__all__ = ["potential_victims", "select_victims", "reprieve", "greedy_reprieve", "victim_key", "chosen_node", "ADJUSTMENT", "disruptions_allowed",
            "budget_violating", "budget_violations"]
 
 LOWEST = -(2**31)
@@ -100,13 +100,7 @@ def reprieve(ctx: Context, state: State, claimant: int, node, fits: Callable, re
     order = sorted(removed, key=lambda i: (-ctx.priorities[i], i))
     removed = dict(removed)
     if not ctx.budgets:
-        for victim in order:
-            if is_false(removed[victim]):
-                continue
-            trial = dict(removed)
-            trial[victim] = False
-            removed[victim] = and_(removed[victim], not_(fits(ctx, state, claimant, node, trial)))
-        return removed
+        return greedy_reprieve(ctx, state, claimant, node, fits, removed, order)
     violating = budget_violating(ctx, state, removed, order)
     for group in (True, False):  # the PDB-violating victims first, then the others (P-2)
         for victim in order:
@@ -116,6 +110,20 @@ def reprieve(ctx: Context, state: State, claimant: int, node, fits: Callable, re
             trial = dict(removed)
             trial[victim] = False
             removed[victim] = and_(removed[victim], or_(not_(member), not_(fits(ctx, state, claimant, node, trial))))
+    return removed
+
+
+def greedy_reprieve(ctx: Context, state: State, claimant: int, node, fits: Callable, removed: dict,
+                    order: list) -> dict:
+    """Walking ``order``, each victim is put back when the claimant still fits with it (one group of
+    P-2's reprieve). Returns the victim map."""
+    removed = dict(removed)
+    for victim in order:
+        if is_false(removed[victim]):
+            continue
+        trial = dict(removed)
+        trial[victim] = False
+        removed[victim] = and_(removed[victim], not_(fits(ctx, state, claimant, node, trial)))
     return removed
 
 

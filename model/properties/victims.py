@@ -13,7 +13,7 @@ from kepcheck.spec.kep.vocabulary import Phase
 from kepcheck.model.accounting.footprints import kubelet_resizing_pod_requests
 from kepcheck.model.accounting.views import (
     aligned_footprint, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, leaving, nominated_load,
-    on_node, pod_count_fits,
+    on_node, pod_count_fits, remaining_on,
 )
 from kepcheck.model.actions.preemption import potential_victims, reprieve
 from kepcheck.model.context import Context
@@ -150,9 +150,7 @@ def kubelet_allocation_fit(ctx: Context, state: State, claimant: int, node, remo
     removed = removed or {}
     pairs = []
     for i, pod in enumerate(state.pods):
-        present = on_node(pod, node)
-        if i in removed:
-            present = and_(present, not_(removed[i]))
+        present = remaining_on(pod, node, i, removed)
         if i != claimant and not is_false(present):
             pairs.append((present, aligned_footprint.__wrapped__(ctx, pod)))
     used = vadd(vsum_where(pairs, ctx.width), nominated_load(ctx, state, node, ctx.priorities[claimant], claimant))
