@@ -81,9 +81,8 @@ PROPERTIES: tuple[PropertySpec, ...] = (
     ),
     PropertySpec(
         "NoNeedlessVictimForPendingPod", ALWAYS,
-        "a preemption for a pending pod evicts only victims the same selection would pick with the node's pods "
-        "counted at the kubelet's allocations: no pod (the Deferred pod itself, or another) is evicted only because "
-        "the scheduler counts a Deferred resize at its desired size",
+        "a pending pod's preemption evicts only victims the same selection picks with the node's pods at the "
+        "kubelet's allocations (none only because a Deferred resize counts at its desired size)",
         "KEP-5836 review point (c) 'we probably don't want to kill the original pod if it's not necessary'; "
         "KEP-5836 'Race between a Deferred resize and a new higher-priority pod'; reference §3.3, §4.7",
         scope="step", witnesses=("PendingPodPreemptsBesideDeferredResize",),

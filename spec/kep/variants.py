@@ -248,8 +248,8 @@ VARIANTS: tuple[Variant, ...] = (
             "double-preemption guard, the opt-out in Filter",
             double_preemption_guard="node-name-as-nomination", fitted_resize="bind",
             queued_pod_copy="refreshed-from-cache", scale_up_requeue="add-or-activate", opt_out_enforcement="filter"),
-    Variant("beta-1.38-narrow-requeue", "beta-1.38 with the narrower reading of AddOrActivate: a Deferred pod that "
-            "left the queue after the no-op Bind comes back only on other pods' scale-ups, not on its own larger request",
+    Variant("beta-1.38-narrow-requeue", "beta-1.38, AddOrActivate read narrowly: only other pods' scale-ups re-add a "
+            "Deferred pod that left the queue",
             double_preemption_guard="node-name-as-nomination", fitted_resize="bind",
             queued_pod_copy="refreshed-from-cache", scale_up_requeue="add-or-activate", scale_up_events="other-pods",
             opt_out_enforcement="filter"),
