@@ -83,6 +83,7 @@ class Context:
     pinned_resources: tuple = ()
     node_names: tuple = ()
     allocatable: tuple = ()
+    max_pods: tuple = ()  # per node: allocatable ``pods``, or None (no pod-count limit)
     resize_preemption_disabled: tuple = ()  # per node: spec.podPreemptionPolicy.disableResizePreemption
     width: int = 1
     events: tuple = ()  # EnvEvent menu
@@ -117,6 +118,7 @@ class Context:
             pinned_resources=_pinned_resources(scenario),
             node_names=tuple(n.name for n in scenario.nodes),
             allocatable=tuple(n.allocatable for n in scenario.nodes),
+            max_pods=tuple(n.max_pods for n in scenario.nodes),
             resize_preemption_disabled=tuple(n.disable_resize_preemption for n in scenario.nodes),
             width=len(scenario.resources),
             events=events,

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from kepcheck.spec.kep.vocabulary import ResizeReason
 
 from kepcheck.model.accounting.views import max_footprint, on_node
+from kepcheck.model.actions.preemption import greedy_reprieve
 from kepcheck.model.expr.scalars import and_, is_false, ite, not_
 from kepcheck.model.expr.vectors import vmax
 from kepcheck.model.step import is_deferred
@@ -49,6 +50,11 @@ def _with_equal_priority(original, ctx, state, claimant, node):
 
 def _no_reprieve(original, ctx, state, claimant, node, fits, removed):
     return dict(removed)
+
+
+def _least_important_first(original, ctx, state, claimant, node, fits, removed):
+    order = sorted(removed, key=lambda i: (ctx.priorities[i], -i))
+    return greedy_reprieve(ctx, state, claimant, node, fits, removed, order)
 
 
 def _deferred_size_forgotten(original, ctx, pod):
@@ -117,6 +123,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("no-reprieve", "preemption evicts every lower-priority pod, skipping the greedy reprieve",
            "NoVictimWithoutNeed", "alpha-1.37", "resize-superseded", 1,
            (("reprieve", _no_reprieve),)),
+    Mutant("reprieve-least-important-first", "the greedy reprieve puts victims back least important first "
+           "(P-2's order reversed)", "NoNeedlessVictimForPendingPod", "allocated-only", "higher-priority-arrival", 2,
+           (("reprieve", _least_important_first),)),
     Mutant("kubelet-ignores-others-actual", "the kubelet counts other pods at their allocation only, "
            "ignoring a downsize not yet actuated", "KubeletNeverOvercommits", "alpha-1.37", "resize-races-binding", 2,
            (("kubelet_counts_other", _allocation_only_of_others),)),

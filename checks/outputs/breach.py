@@ -153,6 +153,9 @@ def _fact_line(ctx: Context, f: Fact, state: State) -> str:
                          f"deleted) when the scheduler evicted for it"),
         "already-fit": f"{pod} already fitted {_judged_view(ctx)} before the eviction",
         "victim-not-needed": f"with {''.join(others)} kept, {pod} fits {_judged_view(ctx)}",
+        "kubelet-spares-victim": (f"{pod}'s preemption evicts {''.join(others)}, which the same victim selection with "
+                                  f"the node's pods counted at the kubelet's allocations would not pick (it picks "
+                                  f"{', '.join(more) or 'no one'})"),
     }[f.claim]
 
 

@@ -259,6 +259,8 @@ def _findings_section(outcome) -> list[str]:
     lines += ["Every violation of a safety (always) or liveness (eventually) property, grouped by property and by "
               "the reason the manifest records: the scenarios (their pages link every trace) with the variants, and "
               "the shortest counterexample.", ""]
+    run_variants = list(dict.fromkeys(run.ctx.variant.name for run in outcome))
+    first_told: dict = {}  # (reason, ref) -> the number of the finding that first gave it
     number = 0
     for prop in [p.name for p in PROPERTIES if p.name in groups] + sorted(set(groups) - set(_SPECS)):
         spec = _SPECS.get(prop)
@@ -267,24 +269,40 @@ def _findings_section(outcome) -> list[str]:
             lines += [f"*Requires:* {spec.meaning}.", ""]
         for (reason, ref), found in groups[prop].items():
             number += 1
-            lines += _finding(number, reason, ref, found)
+            told = first_told.setdefault((reason, ref), number)
+            if told != number:  # one manifest entry for several properties: its reason is told once
+                reason, ref = f"The reason of {told}.", ""
+            lines += _finding(number, reason, ref, found, run_variants)
         lines.append("")
     return lines
 
 
-def _finding(number: int, reason: str, ref: str, found: list) -> list[str]:
+def _finding(number: int, reason: str, ref: str, found: list, run_variants: list) -> list[str]:
     where: dict = {}
     for ctx, result in found:
         where.setdefault(result.scenario, []).append(result.variant)
     lines = [f"{number}. {linkify_upstream(reason)}" + (f" *({linkify_upstream(ref)})*" if ref else "")]
+    by_variants: dict = {}  # scenarios with the same variants share a line
     for scenario, variants in where.items():
-        lines.append(f"   - [`{scenario}`]({scenario_page_name(scenario)}): {', '.join(variants)}")
+        by_variants.setdefault(tuple(variants), []).append(scenario)
+    for variants, scenarios in by_variants.items():
+        links = ", ".join(f"[`{scenario}`]({scenario_page_name(scenario)})" for scenario in scenarios)
+        lines.append(f"   - {links}: {_variant_list(list(variants), run_variants)}")
     traced = [(ctx, r) for ctx, r in found if r.trace is not None]
     if traced:
         ctx, shortest = min(traced, key=lambda item: len(item[1].trace))
         lines.append(f"   - shortest ([trace report](traces/{trace_file_name(shortest)})): "
                      f"`{replay_command(ctx, shortest.trace)}`")
     return lines
+
+
+def _variant_list(variants: list, run_variants: list) -> str:
+    """The variants of a finding, or, when they are most of the run's, "every variant but" the others
+    (the index stays within a GitHub comment as variants are added)."""
+    missing = [v for v in run_variants if v not in variants]
+    if len(run_variants) > 2 and len(missing) < len(variants) and not set(variants) - set(run_variants):
+        return "every variant" + (f" but {', '.join(missing)}" if missing else "")
+    return ", ".join(variants)
 
 
 # --- variant diff ----------------------------------------------------------------------------------

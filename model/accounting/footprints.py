@@ -36,7 +36,7 @@ interchanged inside a ``max``.
 
 Left out, deliberately: DRA node-allocatable claim resources, ``NonMissingContainerRequests``
 (the scheduler's scoring defaults), ``SkipPodLevelResources`` / ``SkipContainerLevelResources``,
-the ``pods`` scalar, and the overhead the kubelet adds to the resizing pod (§2.2; the model's pods
+the ``pods`` scalar (a count, not a resource vector: ``model/accounting/views.py`` checks it in the fits), and the overhead the kubelet adds to the resizing pod (§2.2; the model's pods
 have no overhead). The kubelet's fit check is ``Σ others + request ≤ allocatable`` per resource;
 upstream ``fitsRequest`` skips resources the pod requests nothing of, which differs only when the
 other pods alone already exceed allocatable (a state the kubelet's own admission avoids). With the

@@ -16,8 +16,14 @@ are parameters. ``removed`` maps a pod index to a condition (a bool or a term) u
 is taken off the node (preemption dry-runs). The fit checks read only the pods of one node and are
 memoised on those (``model/memo.node_local``) when the engine keeps a cache.
 
-Left out: pod count limits, ephemeral storage and extended resources; the "non-zero" requests
-used only for scoring.
+The pod count (allocatable ``pods``, when a scenario gives it) is checked as upstream ``FitsRequest``
+does (kubernetes/kubernetes ``pkg/scheduler/framework/plugins/helper/resource_fit.go`` at
+``e6021a542a820c64e868d1d1189ce3bed9409ea4``): ``len(NodeInfo pods) + 1 <= allowed``, before and apart
+from the Deferred pod's delta adjustment, so a Deferred pod (already in NodeInfo) is counted twice;
+the kubelet's admission of a new pod counts its admitted pods the same way. The kubelet's resize
+admission has no pod-count term (the resizing pod is already one of its pods).
+
+Left out: ephemeral storage and extended resources; the "non-zero" requests used only for scoring.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from kepcheck.model.expr.vectors import vadd, vle, vmax, vsub, vsum_where
 from kepcheck.model.memo import node_local, of_values
 from kepcheck.model.state import NO_POD, PodState, State
 
-__all__ = ["assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint", "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint", "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "kubelet_free", "allocatable_of", "leaving"]
+__all__ = ["assigned", "admitted", "on_node", "scheduler_footprint", "max_footprint", "aligned_footprint", "scheduler_requested", "nominated_load", "fits_new_pod", "fits_deferred_pod", "kubelet_footprint", "kubelet_counts_other", "kubelet_fits_resize", "kubelet_fits_admission", "kubelet_free", "allocatable_of", "leaving", "pod_count_fits", "remaining_on"]
 
 
 def assigned(pod: PodState):
@@ -55,6 +61,12 @@ def admitted(pod: PodState):
 
 def on_node(pod: PodState, node):
     return and_(pod.node == node, assigned(pod))
+
+
+def remaining_on(pod: PodState, node, index: int, removed: dict):
+    """``pod`` (index ``index``) is on ``node`` and not taken off it by ``removed`` (a dry-run)."""
+    present = on_node(pod, node)
+    return and_(present, not_(removed[index])) if index in removed else present
 
 
 def allocatable_of(ctx: Context, node):
@@ -97,9 +109,7 @@ def scheduler_requested(ctx: Context, state: State, node, removed=None, evaluati
     removed = removed or {}
     pairs = []
     for i, pod in enumerate(state.pods):
-        present = on_node(pod, node)
-        if i in removed:
-            present = and_(present, not_(removed[i]))
+        present = remaining_on(pod, node, i, removed)
         if is_false(present):
             continue
         deferred_cycle = evaluating is not None and i != evaluating
@@ -120,13 +130,37 @@ def nominated_load(ctx: Context, state: State, node, priority: int, exclude: int
     )
 
 
+def pod_count_fits(ctx: Context, state: State, node, claimant: int, removed=None):
+    """``FitsRequest``'s pod count: the pods in the scheduler's NodeInfo of ``node`` (assigned there, not
+    ``removed``; the claimant itself when it is one of them, as a Deferred pod is) and the pending
+    pods nominated there with priority >= the claimant's (added like ``nominated_load``), plus one,
+    within allocatable ``pods``. True when no node of the scenario has a pod-count limit."""
+    if all(limit is None for limit in ctx.max_pods):
+        return True
+    removed = removed or {}
+    unlimited = len(ctx.priorities) + 1
+    limit = pick(tuple(unlimited if m is None else m for m in ctx.max_pods), node)
+    count = 0
+    for i, pod in enumerate(state.pods):
+        present = remaining_on(pod, node, i, removed)
+        if not is_false(present):
+            count = count + ite(present, 1, 0)
+        if i != claimant and ctx.priorities[i] >= ctx.priorities[claimant]:
+            nominated = and_(pod.phase == Phase.PENDING, pod.nominated == node)
+            if not is_false(nominated):
+                count = count + ite(nominated, 1, 0)
+    return count + 1 <= limit
+
+
 @node_local(lambda state, claimant, node, removed=None: (node, state.pods[claimant]))
 def fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed=None):
-    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5)."""
+    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5),
+    and the pod count (``pod_count_fits``)."""
     pod = state.pods[claimant]
     used = vadd(scheduler_requested(ctx, state, node, removed),
                 nominated_load(ctx, state, node, ctx.priorities[claimant], claimant))
-    return vle(vadd(used, pod.desired), ctx.allocatable[node])
+    return and_(vle(vadd(used, pod.desired), ctx.allocatable[node]),
+                pod_count_fits(ctx, state, node, claimant, removed))
 
 
 @node_local(lambda state, claimant, node=None, removed=None, queued=None: (state.pods[claimant].node, queued))
@@ -150,7 +184,8 @@ def fits_deferred_pod(ctx: Context, state: State, claimant: int, node=None, remo
                 nominated_load(ctx, state, pod.node, ctx.priorities[claimant], claimant))
     need = vadd(used, delta)
     allocatable = allocatable_of(ctx, pod.node)
-    return and_(*(or_(desired[r] == 0, need[r] <= allocatable[r]) for r in range(ctx.width)))
+    return and_(*(or_(desired[r] == 0, need[r] <= allocatable[r]) for r in range(ctx.width)),
+                pod_count_fits(ctx, state, pod.node, claimant, removed))
 
 
 def kubelet_footprint(pod: PodState):
@@ -191,9 +226,16 @@ def kubelet_fits_resize(ctx: Context, state: State, index: int, removed=None):
 
 @node_local(lambda state, index: (state.pods[index].node, None))
 def kubelet_fits_admission(ctx: Context, state: State, index: int):
-    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1)."""
+    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1),
+    and, with a pod-count limit, the admitted pods plus this one are within allocatable ``pods``."""
     pod = state.pods[index]
-    return vle(vadd(_kubelet_others(ctx, state, pod.node, index), pod.desired), allocatable_of(ctx, pod.node))
+    fits = vle(vadd(_kubelet_others(ctx, state, pod.node, index), pod.desired), allocatable_of(ctx, pod.node))
+    if all(limit is None for limit in ctx.max_pods):
+        return fits
+    unlimited = len(ctx.priorities) + 1
+    count = sum((ite(and_(other.node == pod.node, admitted(other)), 1, 0)
+                 for i, other in enumerate(state.pods) if i != index), 0)
+    return and_(fits, count + 1 <= pick(tuple(unlimited if m is None else m for m in ctx.max_pods), pod.node))
 
 
 def kubelet_free(ctx: Context, state: State, node: int):

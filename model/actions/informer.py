@@ -14,7 +14,8 @@ synchronous"; the handlers see each update at once):
   pod is deleted (reference §3.5).
 * Beta (``scale_up_requeue: add-or-activate``): when an assigned pod scales up, updatePod calls
   ``SchedulingQueue.AddOrActivate`` for the Deferred pods on its node, wherever they are (KEP-5836
-  beta 'Handling Node Evaluation Results').
+  beta 'Handling Node Evaluation Results'). With ``scale_up_events: other-pods`` (the narrower reading)
+  the Deferred pod's own growth is not such an event for itself.
 
 Updates are detected by value (``model/memo.differs``): a pod the step did not change raises no
 event. Every pod of a state is at the handlers' fixed point for "no event", so only the pods a
@@ -109,7 +110,7 @@ def _handlers(ctx: Context, before: State | None, after: State) -> State:
         own_changes[i] = (own_change, gained)
         shrunk_terms += terms
         if not (is_false(footprint_changed) and is_false(grew)):
-            changed.append((footprint_changed, grew, old.node))
+            changed.append((footprint_changed, grew, old.node, i))
     shrunk = or_(*shrunk_terms)
     visit = updated if is_false(shrunk) and not changed else range(len(after.pods))  # no event: only the updated
     return _handle(ctx, after, visit, own_changes, shrunk, changed)
@@ -127,7 +128,7 @@ def _handle(ctx: Context, state: State, visit, own_changes: dict, shrunk, change
         pod = state.pods[j]
         updated = j in own_changes
         if skip_unchanged and not updated and is_false(shrunk) \
-                and all(is_false(node == pod.node) for _, _, node in changed):
+                and all(is_false(node == pod.node) for _, _, node, _ in changed):
             continue  # not updated, no event for it: already at the handlers' fixed point
         if not changed:
             node_events = (False, False)
@@ -137,6 +138,8 @@ def _handle(ctx: Context, state: State, visit, own_changes: dict, shrunk, change
                 node_events = by_node[pod.node] = _node_events(changed, pod.node)
         else:
             node_events = _node_events(changed, pod.node)
+        if changed and ctx.variant.scale_up_events == "other-pods":  # its own growth is no scale-up event for it
+            node_events = (node_events[0], _node_events([e for e in changed if e[3] != j], pod.node)[1])
         own_change, gained = own_changes[j] if updated else (False, added)
         fields = handler_fields(ctx, pod, own_change, gained, shrunk, *node_events)
         if fields is not None:
@@ -149,8 +152,8 @@ def _handle(ctx: Context, state: State, visit, own_changes: dict, shrunk, change
 def _node_events(changed: list, node) -> tuple:
     """(a pod's scheduler footprint changed on ``node`` in this step: a queueing-hint event; an
     assigned pod on ``node`` scaled up: the beta's AddOrActivate event)."""
-    return (any_(and_(condition, where == node) for condition, _, where in changed),
-            any_(and_(grew, where == node) for _, grew, where in changed))
+    return (any_(and_(condition, where == node) for condition, _, where, _ in changed),
+            any_(and_(grew, where == node) for _, grew, where, _ in changed))
 
 
 @of_values

@@ -9,16 +9,38 @@
   PodDisruptionBudgets the potential victims are first split (``filterPodsWithPDBViolation``, in that
   order: each selected victim uses one of its budgets' ``disruptionsAllowed``; a victim that takes one
   below 0 violates it) and the violating ones are reprieved first, then the others (P-2).
-* Among candidate nodes (pending pods only) pick the one with the fewest PDB violations (victims
-  that violate a budget and stay victims), then the lowest highest-victim priority, then the
-  smallest sum of victim priorities, then the fewest victims, then the first.
+* Among candidate nodes (pending pods only) ``pickOneNodeForPreemption`` applies its default score
+  functions in order, each keeping only the nodes that tie for the best score (kubernetes/kubernetes
+  ``pkg/scheduler/framework/preemption/preemption.go`` at ``00e6d95193934fed1b980e82fb6ec563e9dd1693``,
+  ``pickOneNodeForPreemption``; expectations in ``TestSelectBestCandidate``,
+  ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go`` at
+  ``5def93b10a782c40035e7cf3bf5156616b1ce62e``):
+  1. fewest PDB violations (``minNumPDBViolatingScoreFunc``; only with budgets, else all tie at 0);
+  2. lowest highest-victim priority (``minHighestPriorityScoreFunc``; "node with min highest
+     priority pod is picked");
+  3. smallest sum of *adjusted* priorities, each victim's priority + MaxInt32 + 1
+     (``minSumPrioritiesScoreFunc``): every term is >= 0, so a node with fewer victims usually wins
+     before a lower plain sum ("sum of adjusted priorities is considered": node2, where a plain sum
+     would pick node1; "when highest priorities are the same, minimum sum of priorities is picked");
+  4. fewest victims (``minNumPodsScoreFunc``; "when highest priority and sum are the same, minimum
+     number of pods is picked");
+  5. latest start time of the highest-priority victims: the node whose *earliest* highest-priority
+     victim started last (``latestStartTimeScoreFunc`` with ``GetEarliestPodStartTime``,
+     ``pkg/scheduler/util/utils.go``; "same priority, same number of victims, different start time
+     for each node's pod"). The model has no clock: a pod's start time is its declaration order in
+     the scenario (earlier declared = started earlier), the same stand-in the reprieve uses; a pod
+     bound during a run keeps its declared place, where upstream it would be the newest;
+  6. the first remaining node. Upstream that is the first in a Go map's iteration order ("sort of
+     randomly"). In the model two nodes never tie on rule 5 (distinct pods have distinct declaration
+     places), so a tie upstream leaves to the map order ("a pod that fits on both nodes": node1 or
+     node2) goes to the node whose victim was declared last; the node index stays as a last key.
 
 Written with ``model/expr/scalars.py`` helpers: the victim set is a map from pod index to a condition
 (a bool, or a Z3 term when the state is symbolic), built by the same greedy fold either way.
 
 Left out: what ``spec/language/disruption_budgets.py`` leaves out of budgets, workload-aware preemption, extenders, the candidate sampling percentage (the model's
-clusters are small enough that every node is a candidate). Start time is approximated by
-declaration order in the scenario (earlier = older).
+clusters are small enough that every node is a candidate), custom ``OrderedScoreFuncs``. Start time
+is approximated by declaration order in the scenario (earlier = older).
 """
 
 from __future__ import annotations
@@ -34,7 +56,7 @@ from kepcheck.model.expr.vectors import lex_less
 from kepcheck.model.memo import node_local
 from kepcheck.model.state import State
 
-__all__ = ["potential_victims", "select_victims", "reprieve", "victim_key", "chosen_node", "disruptions_allowed",
+__all__ = ["potential_victims", "select_victims", "reprieve", "greedy_reprieve", "victim_key", "chosen_node", "ADJUSTMENT", "disruptions_allowed",
            "budget_violating", "budget_violations"]
 
 LOWEST = -(2**31)
@@ -78,13 +100,7 @@ def reprieve(ctx: Context, state: State, claimant: int, node, fits: Callable, re
     order = sorted(removed, key=lambda i: (-ctx.priorities[i], i))
     removed = dict(removed)
     if not ctx.budgets:
-        for victim in order:
-            if is_false(removed[victim]):
-                continue
-            trial = dict(removed)
-            trial[victim] = False
-            removed[victim] = and_(removed[victim], not_(fits(ctx, state, claimant, node, trial)))
-        return removed
+        return greedy_reprieve(ctx, state, claimant, node, fits, removed, order)
     violating = budget_violating(ctx, state, removed, order)
     for group in (True, False):  # the PDB-violating victims first, then the others (P-2)
         for victim in order:
@@ -94,6 +110,20 @@ def reprieve(ctx: Context, state: State, claimant: int, node, fits: Callable, re
             trial = dict(removed)
             trial[victim] = False
             removed[victim] = and_(removed[victim], or_(not_(member), not_(fits(ctx, state, claimant, node, trial))))
+    return removed
+
+
+def greedy_reprieve(ctx: Context, state: State, claimant: int, node, fits: Callable, removed: dict,
+                    order: list) -> dict:
+    """Walking ``order``, each victim is put back when the claimant still fits with it (one group of
+    P-2's reprieve). Returns the victim map."""
+    removed = dict(removed)
+    for victim in order:
+        if is_false(removed[victim]):
+            continue
+        trial = dict(removed)
+        trial[victim] = False
+        removed[victim] = and_(removed[victim], not_(fits(ctx, state, claimant, node, trial)))
     return removed
 
 
@@ -132,17 +162,24 @@ def budget_violations(ctx: Context, state: State, claimant: int, node, victims: 
     return sum((ite(and_(violating[i], victims.get(i, False)), 1, 0) for i in violating), 0)
 
 
+ADJUSTMENT = 2**31  # MaxInt32 + 1, added to every victim's priority in the sum (rule 3)
+
+
 def victim_key(ctx: Context, victims: dict) -> tuple:
-    """(highest victim priority, sum of victim priorities, number of victims)."""
+    """Rules 2..5 of ``pickOneNodeForPreemption`` as one tuple, smaller is preferred: (highest victim
+    priority, sum of adjusted victim priorities, number of victims, the number of pods minus the start
+    (declaration index) of the earliest highest-priority victim: a later start is preferred)."""
     highest, total, count = LOWEST, 0, 0
-    for i, condition in victims.items():
-        if is_false(condition):
-            continue
+    present = [(i, condition) for i, condition in sorted(victims.items()) if not is_false(condition)]
+    for i, condition in present:
         priority = ctx.priorities[i]
         highest = ite(condition, max2(highest, priority), highest)
-        total = total + ite(condition, priority, 0)
+        total = total + ite(condition, priority + ADJUSTMENT, 0)
         count = count + ite(condition, 1, 0)
-    return highest, total, count
+    earliest = len(ctx.priorities)
+    for i, condition in reversed(present):  # the smallest index among the highest-priority victims
+        earliest = ite(and_(condition, highest == ctx.priorities[i]), i, earliest)
+    return highest, total, count, len(ctx.priorities) - earliest
 
 
 def _node_key(ctx: Context, option: tuple, node: int) -> tuple:
@@ -152,7 +189,7 @@ def _node_key(ctx: Context, option: tuple, node: int) -> tuple:
 
 def chosen_node(ctx: Context, options: dict, node: int):
     """Condition that pickOneNodeForPreemption picks ``node`` among ``options`` (node -> (candidate,
-    victims, PDB violations)), without start times (reference §3.3 'Node choice')."""
+    victims, PDB violations)): its key (rules 1..6 of the module docstring) is the least."""
     candidate = options[node][0]
     key = _node_key(ctx, options[node], node)
     conditions = [candidate]

@@ -28,7 +28,8 @@ from kepcheck.model.context import Context
 from kepcheck.model.properties.capacity import grant_terms, kubelet_grants, kubelet_node_terms, scheduler_grants, tally
 from kepcheck.model.properties.conditions import condition_checks
 from kepcheck.model.properties.victims import (
-    new_victims, not_evicted_by_lower_or_equal, victim_kept_terms, victims_in_flight, still_claiming,
+    kubelet_fit_victims, new_victims, not_evicted_by_lower_or_equal, victim_kept_terms, victims_in_flight,
+    still_claiming,
 )
 from kepcheck.model.state import NO_NODE, NO_POD, State
 from kepcheck.model.step import Action, snake_case
@@ -73,7 +74,9 @@ class Fact:
     (``pod``'s resize evicts ``more`` while ``others``, evicted for it earlier, still terminate),
     ``in-progress`` / ``pending`` / ``nominated`` (a condition of ``pod`` that is not truthful),
     ``already-fit`` (``pod`` fitted the scheduler's view without preemption), ``victim-not-needed``
-    (with ``others[0]`` kept, ``pod`` fits the scheduler's view)."""
+    (with ``others[0]`` kept, ``pod`` fits the scheduler's view), ``kubelet-spares-victim`` (``pod``'s
+    preemption evicted ``others[0]``, which the selection on the kubelet's allocations would not pick;
+    it picks ``more``)."""
 
     claim: str
     pod: int
@@ -185,6 +188,16 @@ def no_excess_victims(ctx: Context, before: State, action: Action, after: State)
             if t.breached:
                 result.append(t)
     return result
+
+
+def no_needless_victim_for_pending_pod(ctx: Context, before: State, action: Action, after: State) -> list:
+    if action.name != "PreemptForPod":
+        return []
+    claimant, node = ctx.pod_index(action.param("pod")), ctx.node_index(action.param("node"))
+    needed = kubelet_fit_victims(ctx, before, claimant, node)
+    picked = tuple(v for v, condition in sorted(needed.items()) if condition)
+    return [Fact("kubelet-spares-victim", claimant, (victim,), picked)
+            for victim, evicted in new_victims(ctx, before, after).items() if evicted and not needed.get(victim, False)]
 
 
 def no_double_preemption(ctx: Context, before: State, action: Action, after: State) -> list:

@@ -1,5 +1,5 @@
 """The predicates about victims (reference §3.3, §4.3–§4.6): VictimsStrictlyLowerPriority,
-NoVictimWithoutNeed, NoExcessVictims and NoDoublePreemption, with the terms they judge (who was
+NoVictimWithoutNeed, NoExcessVictims, NoNeedlessVictimForPendingPod and NoDoublePreemption, with the terms they judge (who was
 evicted in a step and for whom, which victims a claimant still had in flight), which
 ``model/properties/explain.py`` reads to say why one fails.
 """
@@ -12,11 +12,13 @@ from kepcheck.spec.kep.vocabulary import Phase
 
 from kepcheck.model.accounting.footprints import kubelet_resizing_pod_requests
 from kepcheck.model.accounting.views import (
-    allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, leaving, on_node,
+    aligned_footprint, allocatable_of, fits_deferred_pod, fits_new_pod, kubelet_footprint, leaving, nominated_load,
+    on_node, pod_count_fits, remaining_on,
 )
+from kepcheck.model.actions.preemption import potential_victims, reprieve
 from kepcheck.model.context import Context
 from kepcheck.model.expr.scalars import all_, and_, any_, implies, is_false, ite, not_, or_
-from kepcheck.model.expr.vectors import vadd, vle
+from kepcheck.model.expr.vectors import vadd, vle, vsum_where
 from kepcheck.model.memo import changed_pods, pod_values
 from kepcheck.model.properties.capacity import tally
 from kepcheck.model.state import NO_POD, PodState, State
@@ -25,6 +27,7 @@ from kepcheck.model.step import Action, is_deferred
 __all__ = [
     "victims_strictly_lower_priority", "not_evicted_by_lower_or_equal", "new_victims", "no_victim_without_need",
     "still_claiming", "no_excess_victims", "victim_kept_terms", "no_double_preemption", "victims_in_flight",
+    "no_needless_victim_for_pending_pod", "kubelet_allocation_fit", "kubelet_fit_victims",
 ]
 
 
@@ -113,6 +116,46 @@ def victim_kept_terms(ctx: Context, before: State, after: State, claimant: int, 
         terms.append((staying, i, "kept" if i == victim else "allocated",
                       ite(old.phase == Phase.BOUND, old.desired, kubelet_footprint(old))))
     return terms
+
+
+def no_needless_victim_for_pending_pod(ctx: Context, before: State, action: Action, after: State):
+    """Every victim of a pending pod's preemption is one the same victim selection picks when the node's
+    pods count at the kubelet's allocations (``kubelet_fit_victims``): none is evicted only because the
+    scheduler counts a Deferred resize at its desired size (KEP-5836 review point (c): "we probably
+    don't want to kill the original pod if it's not necessary"). A Deferred preemptor's victims are
+    judged by NoExcessVictims."""
+    if action.name != "PreemptForPod":
+        return True
+    claimant, node = _claimant(ctx, action), ctx.node_index(action.param("node"))
+    needed = kubelet_fit_victims(ctx, before, claimant, node)
+    return all_(implies(condition, needed.get(victim, False))
+                for victim, condition in new_victims(ctx, before, after).items())
+
+
+def kubelet_fit_victims(ctx: Context, state: State, claimant: int, node) -> dict:
+    """Pod index -> condition: the victims upstream's selection (all strictly-lower-priority pods
+    removed, then the greedy reprieve, reference §3.3, P-1, P-2) picks for the pending ``claimant`` on
+    ``node`` with ``kubelet_allocation_fit`` as the fit. The unmutated selection: this is the judge."""
+    potential = potential_victims.__wrapped__(ctx, state, claimant, node)
+    if not potential:
+        return {}
+    return reprieve.__wrapped__(ctx, state, claimant, node, kubelet_allocation_fit, dict(potential))
+
+
+def kubelet_allocation_fit(ctx: Context, state: State, claimant: int, node, removed=None):
+    """The pending ``claimant`` fits ``node`` when the pods there count as the kubelet counts them,
+    max(allocated, actual) (a bound pod without status at its desired: ``aligned_footprint``), with
+    the scheduler's nominations of >= priority and its pod count; only the accounting of assigned
+    pods differs from ``fits_new_pod``."""
+    removed = removed or {}
+    pairs = []
+    for i, pod in enumerate(state.pods):
+        present = remaining_on(pod, node, i, removed)
+        if i != claimant and not is_false(present):
+            pairs.append((present, aligned_footprint.__wrapped__(ctx, pod)))
+    used = vadd(vsum_where(pairs, ctx.width), nominated_load(ctx, state, node, ctx.priorities[claimant], claimant))
+    return and_(vle(vadd(used, state.pods[claimant].desired), allocatable_of(ctx, node)),
+                pod_count_fits(ctx, state, node, claimant, removed))
 
 
 def no_double_preemption(ctx: Context, before: State, action: Action, after: State):

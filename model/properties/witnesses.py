@@ -1,6 +1,6 @@
 """The sometimes-properties of steps: witnesses that the behaviour the always-properties judge does
 happen (a resize preempted for, then allocated; a victim evicted; a pod admitted; a pending pod
-bound beside a Deferred resize), so that no safety verdict is vacuous (DESIGN.md §4).
+bound, or preempting, beside a Deferred resize), so that no safety verdict is vacuous (DESIGN.md §4).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from kepcheck.model.step import Action
 
 __all__ = [
     "resize_preempted", "resize_allocated_after_preemption", "victim_evicted", "pod_admitted",
-    "pending_pod_bound_beside_deferred_resize",
+    "pending_pod_bound_beside_deferred_resize", "pending_pod_preempts_beside_deferred_resize",
 ]
 
 
@@ -48,3 +48,14 @@ def pending_pod_bound_beside_deferred_resize(ctx: Context, before: State, action
     node = ctx.node_index(action.param("node"))
     return any_(and_(pod.node == node, pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
                 for pod in after.pods)
+
+
+def pending_pod_preempts_beside_deferred_resize(ctx: Context, before: State, action: Action, after: State):
+    """The scheduler evicts for a pending pod on a node that holds a Deferred resize: the premise of
+    NoNeedlessVictimForPendingPod."""
+    if action.name != "PreemptForPod":
+        return False
+    node = ctx.node_index(action.param("node"))
+    beside = any_(and_(pod.node == node, pod.phase == Phase.RUNNING, pod.resize == ResizeReason.DEFERRED)
+                  for pod in before.pods)
+    return and_(beside, or_(*new_victims(ctx, before, after).values()))

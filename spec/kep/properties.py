@@ -80,6 +80,14 @@ PROPERTIES: tuple[PropertySpec, ...] = (
         "KEP-5836 'Risk of Additional Preemption'; reference §4.7", scope="step", witnesses=("ResizePreempted",),
     ),
     PropertySpec(
+        "NoNeedlessVictimForPendingPod", ALWAYS,
+        "a pending pod's preemption evicts only victims the same selection picks with the node's pods at the "
+        "kubelet's allocations (none only because a Deferred resize counts at its desired size)",
+        "KEP-5836 review point (c) 'we probably don't want to kill the original pod if it's not necessary'; "
+        "KEP-5836 'Race between a Deferred resize and a new higher-priority pod'; reference §3.3, §4.7",
+        scope="step", witnesses=("PendingPodPreemptsBesideDeferredResize",),
+    ),
+    PropertySpec(
         "NoDoublePreemption", ALWAYS,
         "a Deferred resize does not evict new victims while victims evicted for it earlier are still terminating",
         "KEP-5836 'Shifting Preemption Victims during Scheduler Restart'; reference §4.6", scope="step",
@@ -105,6 +113,9 @@ PROPERTIES: tuple[PropertySpec, ...] = (
                  scope="step"),
     PropertySpec("PendingPodBoundBesideDeferredResize", SOMETIMES,
                  "the scheduler binds a pod to a node that holds a Deferred resize", "reference §4.7, #135107",
+                 scope="step"),
+    PropertySpec("PendingPodPreemptsBesideDeferredResize", SOMETIMES,
+                 "the scheduler evicts for a pending pod on a node that holds a Deferred resize", "reference §3.3, §4.7",
                  scope="step"),
     # --- eventually (liveness under the stated fairness) -------------------------------------------
     PropertySpec("DeferredResizeResolved", EVENTUALLY,

@@ -157,6 +157,18 @@ DECISIONS: tuple[Decision, ...] = (
         "'Reconsideration Race Conditions'",
     ),
     Decision(
+        "scale_up_events",
+        "which scale-ups AddOrActivate answers (only with scale_up_requeue: add-or-activate)",
+        ("any-pod", "other-pods"),
+        (
+            "any assigned pod on the node that grows, the Deferred pod's own larger request included (the "
+            "model's first reading of the beta's 'an assigned pod scales up')",
+            "only other pods' scale-ups: a Deferred pod that left the queue after the no-op Bind is not brought "
+            "back by its own larger request, only by events of other pods on its node (the narrower reading)",
+        ),
+        "KEP-5836 beta 'Handling Node Evaluation Results', 'Reconsideration Race Conditions'; issue 28 item 4",
+    ),
+    Decision(
         "opt_out_enforcement",
         "how the node's spec.podPreemptionPolicy.disableResizePreemption is enforced",
         ("not-queued", "filter"),
@@ -188,6 +200,7 @@ class Variant:
     fitted_resize: str = "park"
     queued_pod_copy: str = "larger-of-copies"
     scale_up_requeue: str = "queueing-hint"
+    scale_up_events: str = "any-pod"
     opt_out_enforcement: str = "not-queued"
 
     def __post_init__(self) -> None:
@@ -235,6 +248,11 @@ VARIANTS: tuple[Variant, ...] = (
             "double-preemption guard, the opt-out in Filter",
             double_preemption_guard="node-name-as-nomination", fitted_resize="bind",
             queued_pod_copy="refreshed-from-cache", scale_up_requeue="add-or-activate", opt_out_enforcement="filter"),
+    Variant("beta-1.38-narrow-requeue", "beta-1.38, AddOrActivate read narrowly: only other pods' scale-ups re-add a "
+            "Deferred pod that left the queue",
+            double_preemption_guard="node-name-as-nomination", fitted_resize="bind",
+            queued_pod_copy="refreshed-from-cache", scale_up_requeue="add-or-activate", scale_up_events="other-pods",
+            opt_out_enforcement="filter"),
     Variant("alpha-1.37-stale", "alpha-1.37 with the scheduler's informer delivering pod updates late and the "
             "preemption's API calls asynchronous", scheduler_view="stale", preemption_calls="asynchronous"),
     Variant("beta-1.38-stale", "beta-1.38 with the scheduler's informer delivering pod updates late and the "

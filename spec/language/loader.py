@@ -1,6 +1,6 @@
 """Scenarios: YAML files in Kubernetes vocabulary, loaded into plain data.
 
-A scenario names nodes (allocatable, the ``disableResizePreemption`` opt-out of reference §4.3
+A scenario names nodes (allocatable, optionally with a ``pods`` count, the ``disableResizePreemption`` opt-out of reference §4.3
 (11)), pods (priority or ``priorityClassName`` of a declared PriorityClass, ``spec.language.priority_classes``;
 ``preemptionPolicy``, requests/allocated/actual, an initial resize condition) and the environment's menu: what users and controllers may do, each at most once,
 and how many of those events one run may use (``maxEvents``). The schema is documented in the
@@ -54,6 +54,7 @@ class NodeSpec:
     disable_resize_preemption: bool = False
     cpu_manager_policy: str = "none"  # the node's kubelet: KubeletConfiguration.cpuManagerPolicy
     memory_manager_policy: str = "None"  # KubeletConfiguration.memoryManagerPolicy
+    max_pods: int | None = None  # allocatable ``pods`` (the kubelet's maxPods); None: no pod-count limit
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,12 @@ def _read_nodes(reader: FieldReader, value: Any) -> list[tuple]:
         where = f"nodes[{i}]"
         reader.mapping(raw, where, _NODE, ("name", "allocatable"))
         node_name = reader.object_name(raw["name"], f"{where}.name", "node")
-        allocatable = reader.resources(raw["allocatable"], f"{where}.allocatable")
+        raw_allocatable = raw["allocatable"]
+        max_pods = None
+        if isinstance(raw_allocatable, dict) and "pods" in raw_allocatable:
+            raw_allocatable = {k: v for k, v in raw_allocatable.items() if k != "pods"}
+            max_pods = _read_max_pods(reader, raw["allocatable"]["pods"], f"{where}.allocatable.pods")
+        allocatable = reader.resources(raw_allocatable, f"{where}.allocatable")
         if not allocatable:
             reader.fail(f"{where}.allocatable", "at least one resource is required")
         for resource, amount in allocatable.items():
@@ -257,7 +263,7 @@ def _read_nodes(reader: FieldReader, value: Any) -> list[tuple]:
         policies = (reader.one_of(raw.get("cpuManagerPolicy", "none"), f"{where}.cpuManagerPolicy", CPU_MANAGER_POLICIES),
                     reader.one_of(raw.get("memoryManagerPolicy", "None"), f"{where}.memoryManagerPolicy",
                                   MEMORY_MANAGER_POLICIES))
-        node_fields.append((node_name, allocatable, disabled, policies))
+        node_fields.append((node_name, allocatable, disabled, policies + (max_pods,)))
     names = [fields[0] for fields in node_fields]
     _unique(reader, names, [f"nodes[{i}].name" for i in range(len(names))], "duplicate node name")
     return node_fields
@@ -322,6 +328,20 @@ class _Scale:
         return tuple(vector.get(r, 0) // u for r, u in zip(self.resources, self.units))
 
 
+def _read_max_pods(reader: FieldReader, value, where: str) -> int:
+    """A node's allocatable ``pods``: a whole, positive count (an int, or a quantity string such as
+    ``"110"``), as the kubelet's ``maxPods`` sets it."""
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        reader.fail(where, f"expected a whole number of pods, got {shown(value)}")
+    if value <= 0:
+        reader.fail(where, "must be at least 1 pod")
+    if value > 10_000:
+        reader.fail(where, "at most 10000 pods (a scenario holds a handful)")
+    return value
+
+
 def _scale(node_fields: list, pod_fields: list, resize_fields: list) -> tuple[tuple, _Scale]:
     vectors: list[dict[str, int]] = [fields[1] for fields in node_fields]
     for pod in pod_fields:
@@ -341,6 +361,10 @@ def _check_nodes_hold(reader: FieldReader, nodes: tuple, pods: list, width: int)
             actual = pod.actual if pod.actual is not None else allocated
             held[pod.node] = [h + max(a, b) for h, a, b in zip(held[pod.node], allocated, actual)]
     for n, node in enumerate(nodes):
+        count = sum(1 for pod in pods if pod.node == node.name)
+        if node.max_pods is not None and count > node.max_pods:
+            reader.fail(f"nodes[{n}].allocatable.pods", f"{count} pods are on this node, more than its {node.max_pods}; "
+                        "the kubelet would not have admitted them")
         if any(h > c for h, c in zip(held[node.name], node.allocatable)):
             reader.fail(f"nodes[{n}].allocatable", "the pods on this node already hold more than its allocatable "
                         "(max of allocated and actual); the kubelet would not have admitted them")
