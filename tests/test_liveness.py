@@ -110,10 +110,12 @@ def test_every_default_verdict_and_lasso_is_the_networkx_checkers():
     from conftest import default_matrix
 
     baseline = json.loads((Path(__file__).parent / "golden" / "liveness-baseline.json").read_text())["rows"]
+    known = {tuple(row[:3]) for row in baseline}  # scenarios, variants and properties added since are not in it
     today = sorted([run.ctx.scenario.name, run.ctx.variant.name, r.property, r.verdict,
                     None if r.trace is None else len(r.trace.steps), None if r.trace is None else r.trace.loop]
-                   for run in default_matrix() for r in run.results if r.kind == "eventually")
-    assert len(today) == len(baseline) == 1248
+                   for run in default_matrix() for r in run.results
+                   if r.kind == "eventually" and (run.ctx.scenario.name, run.ctx.variant.name, r.property) in known)
+    assert len(baseline) == 1248
     assert today == baseline
 
 
