@@ -15,7 +15,7 @@ YAML 1.2 core scalars); a problem is ``BoundsError`` (a ``ScenarioError``: one l
 
 Left out: initial Infeasible and InProgress resizes, scheduler restarts and nominated pending pods
 (the scenario schema has them; a sweep does not vary them yet); a Deferred downsize (the kubelet
-never defers a resize that increases no request, reference §2.3).
+never defers a resize that increases no request, docs/reference.md §2.3).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Victim selection (DefaultPreemption PostFilter), reference §3.3 and §7.4.
+"""Victim selection (DefaultPreemption PostFilter), docs/reference.md §3.3 and §7.4.
 
 * Potential victims on a node: pods with priority strictly below the preemptor's (P-1). Pods
   already terminating are included, as in ``SelectVictimsOnNode``; "evicting" one again is a
@@ -152,7 +152,7 @@ def _node_key(ctx: Context, option: tuple, node: int) -> tuple:
 
 def chosen_node(ctx: Context, options: dict, node: int):
     """Condition that pickOneNodeForPreemption picks ``node`` among ``options`` (node -> (candidate,
-    victims, PDB violations)), without start times (reference §3.3 'Node choice')."""
+    victims, PDB violations)), without start times (docs/reference.md §3.3 'Node choice')."""
     candidate = options[node][0]
     key = _node_key(ctx, options[node], node)
     conditions = [candidate]

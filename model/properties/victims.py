@@ -1,4 +1,4 @@
-"""The predicates about victims (reference §3.3, §4.3–§4.6): VictimsStrictlyLowerPriority,
+"""The predicates about victims (docs/reference.md §3.3, §4.3–§4.6): VictimsStrictlyLowerPriority,
 NoVictimWithoutNeed, NoExcessVictims and NoDoublePreemption, with the terms they judge (who was
 evicted in a step and for whom, which victims a claimant still had in flight), which
 ``model/properties/explain.py`` reads to say why one fails.

@@ -1,6 +1,6 @@
 """Scenarios: YAML files in Kubernetes vocabulary, loaded into plain data.
 
-A scenario names nodes (allocatable, the ``disableResizePreemption`` opt-out of reference §4.3
+A scenario names nodes (allocatable, the ``disableResizePreemption`` opt-out of docs/reference.md §4.3
 (11)), pods (priority or ``priorityClassName`` of a declared PriorityClass, ``spec.language.priority_classes``;
 ``preemptionPolicy``, requests/allocated/actual, an initial resize condition) and the environment's menu: what users and controllers may do, each at most once,
 and how many of those events one run may use (``maxEvents``). The schema is documented in the
@@ -197,7 +197,7 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
     one pod that name different resources (the kept value would depend on their order) are refused:
     not modelled. A resize whose requests exceed the allocatable of the pod's node (of any node, for
     a pending pod) is refused as the API server refuses it since v1.36 (``PodResizeValidator``,
-    reference §2.1 step 1): it never reaches the pod. A resize that could never happen is refused:
+    docs/reference.md §2.1 step 1): it never reaches the pod. A resize that could never happen is refused:
     one to the pod's declared requests, or a repeat of an earlier one (resize, revert, resize again),
     when no other resize of the pod asks for something else (a recreation, which puts the declared
     requests back, also lets a repeat happen). Metadata.generation is not a field of the model: the
