@@ -18,7 +18,7 @@ Fields that are not Kubernetes API state are marked:
   ``scheduler_view: stale``; None or empty otherwise, and then not part of the state's leaves);
 * a preemption DELETE call in flight (``evicting_for``, only with ``preemption_calls:
   asynchronous``; None otherwise).
-``preempted_by`` is the ``DisruptionTarget`` condition the scheduler sets on a victim (reference
+``preempted_by`` is the ``DisruptionTarget`` condition the scheduler sets on a victim (docs/reference.md
 §3.3), with the preemptor's index recorded so that properties can name it.
 """
 

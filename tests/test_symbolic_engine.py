@@ -1,4 +1,4 @@
-"""The symbolic engine (checks/symbolic/bmc.py) against the explicit engine (STYLE.md R12).
+"""The symbolic engine (checks/symbolic/bmc.py) against the explicit engine (docs/style.md R12).
 
 * BMC finds a violation of an ``always`` property iff the explicit engine does, at the same depth
   as the explicit engine's shortest counterexample, and every BMC trace replays (``check_bmc``

@@ -75,7 +75,7 @@ def _deliveries(ctx: Context, state: State, queued_deferred: bool) -> list:
 def evict_victim(ctx: Context, state: State):
     """A preemption's API calls for one victim complete (asynchronous preemption only): the victim
     gets DisruptionTarget and starts terminating, unless it is already deleting or gone; once a
-    preemptor's last call is done, PreEnqueue lets it back into activeQ on its next event (reference
+    preemptor's last call is done, PreEnqueue lets it back into activeQ on its next event (docs/reference.md
     §3.1, §3.3 'Execution')."""
     if ctx.variant.preemption_calls != "asynchronous":
         return

@@ -15,7 +15,7 @@ a pod the kubelet's retry pass decides on).
 Table checks (``tests/test_transitions.py``): every status is known; every source status has one
 owning actor, except the ``SHARED_SOURCES`` listed with their reason; every action name exists in
 the model; nothing enters ``Absent``. Every step the model explores is checked against the table
-(step conformance, STYLE.md R3).
+(step conformance, docs/style.md R3).
 """
 
 from __future__ import annotations
