@@ -160,7 +160,7 @@ def test_equal_priority_pods_leave_active_queue_by_timestamp():
 
 
 def test_the_smallest_equal_priority_deadlock_still_fails():
-    """The smallest counterexample of the one-node sweep to DeferredResizeResolved (README finding 8,
+    """The smallest counterexample of the one-node sweep to DeferredResizeResolved (docs/findings.md finding 8,
     scenario 17's shape at smaller sizes) is still one with the queue ordered by timestamp."""
     from kepcheck.checks.engines.explicit import check_explicit
     from kepcheck.spec.kep.properties import property_by_name

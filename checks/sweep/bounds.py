@@ -7,7 +7,7 @@ the initial resize condition (none, or a Deferred upsize) and how many pods may 
 Deferred one (``deferredPods``), the environment's menu (the kinds of
 user event: a resize of a pod to a size in range, an arrival, a deletion) and its budget
 (``maxEvents``), and the properties and variants to check. ``checks/sweep/space.py`` enumerates
-the scenarios within them. The format is in the README ("Sweeps").
+the scenarios within them. The format is in docs/sweeps.md.
 
 The file is untrusted input read like a scenario file (``spec.language.yaml_safe``: size, nesting, aliases,
 YAML 1.2 core scalars); a problem is ``BoundsError`` (a ``ScenarioError``: one line

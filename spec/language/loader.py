@@ -4,7 +4,7 @@ A scenario names nodes (allocatable, the ``disableResizePreemption`` opt-out of 
 (11)), pods (priority or ``priorityClassName`` of a declared PriorityClass, ``spec.language.priority_classes``;
 ``preemptionPolicy``, requests/allocated/actual, an initial resize condition) and the environment's menu: what users and controllers may do, each at most once,
 and how many of those events one run may use (``maxEvents``). The schema is documented in the
-README ("Scenario files").
+docs/scenarios.md ("Scenario files").
 
 Quantities use Kubernetes notation (``500m``, ``2``, ``1Gi``). The loader scales each resource
 down by the greatest common divisor of every quantity of that resource in the scenario, so the
