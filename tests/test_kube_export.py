@@ -63,6 +63,7 @@ def _documents(text: str) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(text) if doc is not None]
 
 
+@pytest.mark.slow
 def test_every_counterexample_exports_and_validates(exports, files):
     objects = {}
     for name, export in exports.items():
@@ -107,6 +108,7 @@ def test_go_files_pass_gofmt(exports, files, tmp_path):
     assert found.stdout == "", f"gofmt would reformat: {found.stdout}"
 
 
+@pytest.mark.slow
 def test_generated_regression_runs_and_passes(exports, tmp_path):
     export = exports["resize-superseded--alpha-1.37--NoDoublePreemption.itf.json"]
     ran = _run_regression(write_export(export, tmp_path / "out"))

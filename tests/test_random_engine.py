@@ -85,7 +85,7 @@ def test_replicate_keeps_the_schema():
 EXAMPLES = {"kubelet-ignores-condition-age": 100}
 
 
-@pytest.mark.parametrize("mutant", ALWAYS_MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("mutant", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(ALWAYS_MUTANTS)], ids=lambda m: m.name)
 def test_random_walks_catch_mutant(mutant):
     prop = property_by_name(mutant.property)
     examples = EXAMPLES.get(mutant.name, 50)
