@@ -120,7 +120,8 @@ def _check_lines(ctx: Context, text: str) -> int:
     return count
 
 
-@pytest.mark.parametrize("name", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(_manifest_violated_always())])
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _manifest_violated_always())
 def test_report_marks_the_violating_step_and_its_arithmetic_is_true(name):
     cases = [(ctx, r) for ctx, r in violations() if r.property == name]
     assert cases, f"{name} is violated in the manifest but no trace was found"

@@ -82,6 +82,7 @@ COMMANDS = {"RequestResize": "--subresource resize --patch", "CreatePod": "kubec
             "DeletePod": "kubectl delete pod", "RestartScheduler": "kubectl -n kube-system delete pod -l component="}
 
 
+@pytest.mark.slow
 def test_user_steps_become_kubectl_commands(exports, files):
     used = set()
     for name, export in exports.items():
@@ -96,6 +97,7 @@ def test_user_steps_become_kubectl_commands(exports, files):
     assert "# ✗ NoExcessVictims violated at step 1:" in steps
 
 
+@pytest.mark.slow
 def test_go_files_pass_gofmt(exports, files, tmp_path):
     gofmt = shutil.which("gofmt")
     if gofmt is None:
@@ -133,6 +135,7 @@ def _initial(scenario):
     return scenario.resources, nodes, pods, budgets
 
 
+@pytest.mark.slow
 def test_round_trip_through_import(exports, files, tmp_path):
     checked = set()
     for name, export in exports.items():

@@ -148,6 +148,7 @@ def test_compiled_vector_core_searches_as_the_interpreted_one(scenario):
             assert _summary(vector) == reference, (variant.name, hand_over_at)
 
 
+@pytest.mark.slow
 def test_explicit_engine_on_the_vector_core_gives_the_same_results():
     """The explicit engine with ``core="vector"`` (and two workers): every record, verdict and trace
     as with the interpreted core, and each as the manifest expects."""
