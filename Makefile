@@ -54,7 +54,7 @@ $(EXTRAS_STAMP): $(STAMP) pyproject.toml
 test: $(STAMP) $(EXTRAS_STAMP) $(MERMAID_STAMP) chromium gofmt
 	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) KEPCHECK_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n auto
 
-# The quick tier for every change: the same suite without the tests marked slow (about 2 minutes on 2 cores).
+# The quick tier for every change: the same suite without the tests marked slow (timings: bench/README.md).
 test-quick: $(STAMP) $(EXTRAS_STAMP) $(MERMAID_STAMP) chromium gofmt
 	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) KEPCHECK_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n auto -m "not slow"
 
