@@ -1,6 +1,7 @@
-# Two commands: `make check` (the main job) and `make test` (the test suite).
+# Two commands: `make check` (the main job) and `make test` (the test suite); `make test-quick` is the
+# test suite without its slow tests.
 # Both create the virtual environment on first use and install the pinned dependencies into it.
-# `make test` also installs the optional Dask extra and, when npm is available, Mermaid and GitHub's Markdown CSS for the report
+# `make test` also installs the optional Dask and MkDocs extras and, when npm is available, Mermaid and GitHub's Markdown CSS for the report
 # tests, and, when it is missing and apt-get can run as root, Chromium for the rendering test.
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +12,7 @@ MERMAID_STAMP := $(MERMAID_DIR)/.installed-2
 NPM_PACKAGES := mermaid@11.17.2 jsdom@29.1.1 github-markdown-css@5.9.0
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: check test bench clean chromium gofmt
+.PHONY: check test test-quick bench clean chromium gofmt
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,14 +44,19 @@ gofmt:
 check: $(STAMP)
 	$(BIN)/kepcheck check --report reports
 
-# The optional Dask extra (kepcheck sweep --cluster), which the tests exercise; `make check` does not need it.
+# The optional extras the tests exercise and `make check` does not need: Dask (kepcheck sweep --cluster)
+# and MkDocs with the Material theme (the documentation site, built with --strict by tests/test_docs.py).
 EXTRAS_STAMP := $(VENV)/.installed-extras
 $(EXTRAS_STAMP): $(STAMP) pyproject.toml
-	$(BIN)/pip install --quiet -e '.[distributed]'
+	$(BIN)/pip install --quiet -e '.[distributed,docs]'
 	touch $(EXTRAS_STAMP)
 
 test: $(STAMP) $(EXTRAS_STAMP) $(MERMAID_STAMP) chromium gofmt
 	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) KEPCHECK_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n auto
+
+# The quick tier for every change: the same suite without the tests marked slow (timings: bench/README.md).
+test-quick: $(STAMP) $(EXTRAS_STAMP) $(MERMAID_STAMP) chromium gofmt
+	KEPCHECK_MERMAID_DIR=$(CURDIR)/$(MERMAID_DIR) KEPCHECK_CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest -n auto -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_explicit.py

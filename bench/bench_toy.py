@@ -4,17 +4,16 @@ Both are timed as whole processes, start-up and compilation included, one after 
 times, on the same machine:
 
 * SPIN: ``spin -a toy-resize.pml && cc -O2 -DSAFETY -DNOREDUCE -o pan pan.c && ./pan -m3000000`` in a
-  fresh directory (the flags of the design's bench README; the depth bound must exceed the search
+  fresh directory (the flags of bench/README.md, 'The SPIN toy'; the depth bound must exceed the search
   depth, about 230,000 here, or SPIN silently explores less);
 * ours: ``python bench/bench_toy.py --ours`` in a fresh interpreter with an empty compile cache:
   import, trace the toy, generate and compile its C, explore with the vector core, print the counts.
 
 The counts are compared (SPIN reports one state and two transitions more than the model has: its
-state before the initial ``d_step``, as the design's bench README says). The line ``SPIN/ours on the
+state before the initial ``d_step``, as bench/README.md, 'The SPIN toy', says). The line ``SPIN/ours on the
 toy: X.XX`` is SPIN's median whole-process time divided by ours. Where
 SPIN (Debian package ``spin``) or a C compiler is missing the bench says so and still times ours.
-The Promela file is the design's (``../shared/bench/toy-resize.pml`` beside the checkout, or
-``--promela FILE``).
+The Promela file is ``bench/toy-resize.pml`` (or ``--promela FILE``).
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ if str(ROOT) not in sys.path:  # run as a plain script, with or without the edit
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-PROMELA = ROOT.parent / "shared" / "bench" / "toy-resize.pml"
+PROMELA = ROOT / "bench" / "toy-resize.pml"
 EXPECTED = (1_037_149, 13_720_870)  # distinct states and transitions for 5 pods (bench README)
 
 

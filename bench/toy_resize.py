@@ -1,4 +1,4 @@
-"""The SPIN toy of the design's ``bench/toy-resize.pml``, in this project's modelling style.
+"""The SPIN toy of ``bench/toy-resize.pml``, in this project's modelling style.
 
 ``NP`` pods on two nodes of capacity 6; pod ``i`` has priority ``i`` and starts unplaced with size 1.
 One step picks a pod and one enabled branch (the Promela model's ``atomic`` block):

@@ -1,6 +1,6 @@
 """The command line's exit codes, and the checks on its options made before any work starts.
 
-Exit codes, one meaning each (the README's table lists them): 0 every verdict matches the manifest
+Exit codes, one meaning each (docs/using.md's table lists them): 0 every verdict matches the manifest
 (or has no expectation); 1 some verdict differs; 2 bad input or usage (argparse's errors too, and an
 output directory that cannot take the report); 3 some verdict is inconclusive within the budget
 (and none differs); 4 an internal error (one line; ``--debug`` shows the traceback); 128 + the

@@ -1,4 +1,4 @@
-"""The one result type and the one trace type shared by every engine (STYLE.md R7).
+"""The one result type and the one trace type shared by every engine (docs/style.md R7).
 
 A ``Trace`` is a list of steps ``(action, state)``: ``None`` for the initial state, then the
 ``Action`` value (``model/step.py``) that led to each state; ``loop`` is the index where a lasso's

@@ -4,7 +4,7 @@ Pods on a node start Running with their declared allocation and actual size (def
 requests), their resize condition and PodResizeInProgress as declared; pods without a node start
 Pending in activeQ (with their nominatedNodeName, if any); arrivals start Absent, waiting for the
 environment to create them. Then the scheduler's informer runs its start-up AddPod pass
-(reference §4.3 (1): Deferred pods are enqueued at start-up).
+(docs/reference.md §4.3 (1): Deferred pods are enqueued at start-up).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Mutants: deliberately broken models that the checks must catch (STYLE.md R11).
+"""Mutants: deliberately broken models that the checks must catch (docs/style.md R11).
 
 A mutant replaces or wraps named functions of the model (each marked ``@overridable`` where it is
 defined): ``Context.build(scenario, variant, [mutant])`` makes the model call the mutant's version,

@@ -9,7 +9,7 @@ Each pod holds its ``PodRequests`` totals (desired, allocated, actual), small in
 resource (the scenario loader adds a pod's containers up with the KEP-753 formula,
 ``spec/kubernetes/pod_resources.py``, and scales Kubernetes quantities down by their common divisor); the
 containers themselves are not in the state. Accounting is always done by ``model/accounting/footprints.py``
-(reference §1), the rule ``model/accounting/pod_requests.py`` applies to general multi-container pods.
+(docs/reference.md §1), the rule ``model/accounting/pod_requests.py`` applies to general multi-container pods.
 
 Fields that are not Kubernetes API state are marked:
 * scheduler memory (lost on scheduler restart): ``queue``, ``assumed``, ``tracking``;
@@ -18,7 +18,7 @@ Fields that are not Kubernetes API state are marked:
   ``scheduler_view: stale``; None or empty otherwise, and then not part of the state's leaves);
 * a preemption DELETE call in flight (``evicting_for``, only with ``preemption_calls:
   asynchronous``; None otherwise).
-``preempted_by`` is the ``DisruptionTarget`` condition the scheduler sets on a victim (reference
+``preempted_by`` is the ``DisruptionTarget`` condition the scheduler sets on a victim (docs/reference.md
 §3.3), with the preemptor's index recorded so that properties can name it.
 """
 

@@ -1,4 +1,4 @@
-"""Symmetry reduction for interchangeable pods (STYLE.md R10).
+"""Symmetry reduction for interchangeable pods (docs/style.md R10).
 
 Two pods are interchangeable when everything static about them is equal (priority,
 preemptionPolicy, being an arrival, QoS class and the resources their nodes pin, the

@@ -1,6 +1,6 @@
 """Random scenario documents: a Hypothesis strategy that builds valid scenario files.
 
-``scenarios()`` draws a scenario document in the YAML schema of the README ("Scenario files"), as
+``scenarios()`` draws a scenario document in the YAML schema of docs/scenarios.md, as
 the plain Python dict that ``spec.language.loader.parse_scenario`` accepts: 1–5 nodes, 2–12 pods,
 cpu (and, if drawn, memory) as Kubernetes quantity strings (``500m``, ``2``, ``1536Mi``, ``1Gi``),
 2–5 priority classes, pods bound to nodes (some with a ``Deferred``, ``Infeasible`` or

@@ -1,7 +1,7 @@
 """Kubernetes conformance of the resource accounting (``model/accounting/footprints.py``, ``model/accounting/pod_requests.py``) and of quantity
 parsing (``spec/kubernetes/quantities.py``).
 
-Every expectation comes from the design's ``reference/kubernetes.md``: §7.1 cases C-1..C-15
+Every expectation comes from ``docs/reference.md``: §7.1 cases C-1..C-15
 (component-helpers ``resource/helpers_test.go`` and the ``DeferredPodScheduling`` plugin test),
 §7.2 K-1..K-7 (kubelet ``TestHandlePodResourcesResize``) and the KEP-5836 "Risk of Additional
 Preemption" example (§4.7). The expectations are authoritative: a failure here is a bug in the
@@ -126,7 +126,7 @@ REQUEST_CASES = [
         id="C-11 container limits only, infeasible: no requests"),
     pytest.param(
         # helpers_test.go "resolves directly from pod status when PLR vertical scaling enabled"
-        # (reference §1.8): the pod-level status maps replace the summed container A and R.
+        # (docs/reference.md §1.8): the pod-level status maps replace the summed container A and R.
         Pod((regular("c1", requests=cpu(1000), limits=cpu(2000)),),
             pod_allocated=cpu(4000), pod_actual=cpu(3000), pod_actual_limits=cpu(5000)),
         PLR, cpu(4000),
@@ -244,7 +244,7 @@ def test_pod_limits_conformance(pod, options, expected):
 
 
 def test_limits_overhead_added_only_to_present_nonzero_limits():
-    """reference §1.3 / PodLimits: overhead is added to non-zero limits only."""
+    """docs/reference.md §1.3 / PodLimits: overhead is added to non-zero limits only."""
     pod = Pod((regular("c1", limits={CPU: 2000, MEM: 0}),), overhead={CPU: 100, MEM: 10 * Mi, EPH: 1 * Gi})
     assert pod_limits(pod) == {CPU: 2100, MEM: 0}
 
@@ -269,7 +269,7 @@ def test_resize_conditions(reason, deferred, infeasible):
 
 def test_c15_nodeinfo_requested_drops_when_deferred_resize_is_cancelled():
     """C-15: NodeInfo.Requested is the sum of pod_requests over the node's pods; an update is
-    remove-old + add-new (reference §1.6), so reverting the Deferred resize frees the reservation."""
+    remove-old + add-new (docs/reference.md §1.6), so reverting the Deferred resize frees the reservation."""
     deferred = Pod((regular("c1", requests={CPU: 500, MEM: 100 * Mi}, allocated={CPU: 100, MEM: 100 * Mi}),),
                    resize_reason="Deferred")
     cancelled = Pod((regular("c1", requests={CPU: 100, MEM: 100 * Mi}, allocated={CPU: 100, MEM: 100 * Mi}),),
@@ -287,7 +287,7 @@ def test_c15_nodeinfo_requested_drops_when_deferred_resize_is_cancelled():
 
 
 def test_v136_container_without_status_resources_counts_desired():
-    """v1.36 (reference §1.2): the max applies only when ``status.resources`` is non-nil."""
+    """v1.36 (docs/reference.md §1.2): the max applies only when ``status.resources`` is non-nil."""
     pod = Pod((regular(requests=cpu(1000), allocated=cpu(2000)),))
     assert pod_requests(pod, rule="v1.36") == cpu(1000)
     assert pod_requests(pod, rule="v1.37") == cpu(2000)
@@ -300,7 +300,7 @@ def test_v136_non_restartable_init_container_always_desired():
 
 
 def test_v137_infeasible_container_without_status_contributes_nothing():
-    """reference §1.2: a container with no status entry contributes nothing while Infeasible."""
+    """docs/reference.md §1.2: a container with no status entry contributes nothing while Infeasible."""
     pod = Pod((regular("c1", requests=cpu(4000), actual=cpu(2000)), regular("c2", requests=cpu(1000))),
               resize_reason="Infeasible")
     assert pod_requests(pod) == cpu(2000)
@@ -353,14 +353,14 @@ def test_k5_deferred_because_of_memory():
 ])
 def test_k6_k7_requests_above_allocatable(desired):
     # In the kubelet test version these resizes were marked Infeasible by a kubelet-side capacity
-    # check; since v1.36 the API server's PodResizeValidator rejects them (reference §2.1, §2.2),
+    # check; since v1.36 the API server's PodResizeValidator rejects them (docs/reference.md §2.1, §2.2),
     # so they never reach the kubelet. What both have in common: desired exceeds allocatable.
     assert not all(want <= have for want, have in zip(desired, NODE))
     assert kubelet_fits(desired, [], NODE) is False
 
 
 def test_kubelet_measures_differ_for_mixed_resize():
-    """reference §2.2 / §4.9: cpu up, memory down — the implementation credits the lower desired
+    """docs/reference.md §2.2 / §4.9: cpu up, memory down — the implementation credits the lower desired
     memory right away, the KEP text's max(desired, allocated, actual) does not."""
     desired, allocated, actual = (2000, 512 * Mi), (1000, 1 * Gi), (1000, 1 * Gi)
     assert kubelet_resizing_pod_requests(desired, allocated, actual, "desired") == (2000, 512 * Mi)
@@ -368,11 +368,11 @@ def test_kubelet_measures_differ_for_mixed_resize():
 
 
 def test_kubelet_counts_others_at_max_of_allocated_and_actual():
-    """reference §1.7: another pod with a downsize allocated but not actuated still counts its actual."""
+    """docs/reference.md §1.7: another pod with a downsize allocated but not actuated still counts its actual."""
     assert kubelet_other_pod_requests((500, 2 * Gi), (1000, 1 * Gi)) == (1000, 2 * Gi)
 
 
-# --- KEP-5836 "Risk of Additional Preemption" (reference §4.7) --------------------------------------
+# --- KEP-5836 "Risk of Additional Preemption" (docs/reference.md §4.7) --------------------------------------
 
 
 def test_kep5836_risk_of_additional_preemption_example():

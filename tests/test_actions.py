@@ -6,7 +6,7 @@ Scenarios are written in Kubernetes vocabulary and parsed with ``parse_scenario`
 taken through ``next_steps`` / ``apply_action``, so every effect is seen together with what the
 scheduler's event handlers do with it (``scheduler_observes``).
 
-Expectations come from the design's ``reference/kubernetes.md``: kubelet retry order (§2.3, §7.2
+Expectations come from ``docs/reference.md``: kubelet retry order (§2.3, §7.2
 K-11), a newer spec during actuation (§2.5, K-9), victim selection and fit (§3.3, §7.4 P-1, P-2,
 P-4..P-7), the resize-preemption integration tests
 (§7.3 S-1, S-3..S-5) and queueing hints (§7.3 S-6..S-11, S-15..S-18). A case where the model
@@ -203,7 +203,7 @@ def test_pending_resize_order_follows_kubelet_sort():
 
 
 def test_the_older_pending_condition_is_retried_first():
-    """``sortPendingResizes`` (reference §2.3): among equal priority and QoS class, the older
+    """``sortPendingResizes`` (docs/reference.md §2.3): among equal priority and QoS class, the older
     PodResizePending lastTransitionTime first. b's resize is Deferred first, so b is retried before a,
     which is declared first (scenario 22)."""
     ctx, state = build([node("n1", "4")], [pod("a", "1", node="n1", priority=10), pod("b", "1", node="n1", priority=10),

@@ -1,8 +1,8 @@
 """The beta design's choices and the asynchronous scheduler, action by action, on small hand-built
 clusters (``model/actions/scheduler.py``, ``model/actions/informer.py``, ``model/actions/asynchrony.py``).
 
-Expectations come from the KEP's beta text (``reference/upstream/kep-5836-README-beta.md``, cited by
-section title) and from the reference: async preemption's PreEnqueue (§3.1), prepareCandidate's
+Expectations come from the KEP's beta text (the KEP-5836 README, beta, v1.38: kubernetes/enhancements
+``keps/sig-scheduling/5836-scheduler-preemption-for-ippr/README.md``, cited by section title) and from the reference: async preemption's PreEnqueue (§3.1), prepareCandidate's
 calls (§3.3 'Execution'), the v1.37 opt-out (§4.4, §7.3 S-5, S-20) and the queue/cache copies
 (§4.4 ``adjustDeltasToAccomodateCacheDiscrepancy``). Steps go through ``next_steps``, so each effect is
 seen with what the handlers (or, with the stale view, the deliveries) do with it.
@@ -49,7 +49,7 @@ def test_beta_same_node_scale_up_adds_the_deferred_pod_back():
 
 
 def test_beta_opt_out_is_enforced_in_filter():
-    """'Policy Enforcement via DeferredPodScheduling Plugin' (reference §7.3 S-20): the pod is queued,
+    """'Policy Enforcement via DeferredPodScheduling Plugin' (docs/reference.md §7.3 S-20): the pod is queued,
     its own node is UnschedulableAndUnresolvable, so it neither preempts nor binds. The v1.37
     implementation does not keep such a pod in the queue at all (S-5)."""
     opted_out = [node("n1", "4", disableResizePreemption=["test-skew-operator"])]
@@ -77,7 +77,7 @@ def test_the_scheduler_sees_an_update_only_when_it_is_delivered():
 
 
 def test_the_scheduler_sees_its_own_binding_at_once():
-    """reference §3.2: the scheduler assumes the pod in its cache when it binds it."""
+    """docs/reference.md §3.2: the scheduler assumes the pod in its cache when it binds it."""
     ctx, state = build([node("n1", "4")], [pod("new", "1", priority=5)], variant="alpha-1.37-stale")
     after = run(ctx, state, "BindPod(pod=new, node=n1)")
     new = get(ctx, after, "new")
@@ -122,7 +122,7 @@ def test_a_cycle_between_the_cache_and_the_queue_update(variant, next_action):
 # --- asynchronous preemption ------------------------------------------------------------------------------
 
 def test_preemption_calls_complete_after_the_cycle_and_pre_enqueue_holds_the_preemptor():
-    """reference §3.1: DefaultPreemption's PreEnqueue keeps the preemptor out of activeQ while its
+    """docs/reference.md §3.1: DefaultPreemption's PreEnqueue keeps the preemptor out of activeQ while its
     calls run; §3.3 'Execution': each victim gets DisruptionTarget and is deleted."""
     ctx, state = build(*ONE_VICTIM, variant="alpha-1.37-stale")
     after = run(ctx, state, "PreemptForResize(pod=web)")
@@ -160,7 +160,7 @@ def test_equal_priority_pods_leave_active_queue_by_timestamp():
 
 
 def test_the_smallest_equal_priority_deadlock_still_fails():
-    """The smallest counterexample of the one-node sweep to DeferredResizeResolved (README finding 8,
+    """The smallest counterexample of the one-node sweep to DeferredResizeResolved (docs/findings.md finding 8,
     scenario 17's shape at smaller sizes) is still one with the queue ordered by timestamp."""
     from kepcheck.checks.engines.explicit import check_explicit
     from kepcheck.spec.kep.properties import property_by_name

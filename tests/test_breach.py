@@ -120,6 +120,7 @@ def _check_lines(ctx: Context, text: str) -> int:
     return count
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _manifest_violated_always())
 def test_report_marks_the_violating_step_and_its_arithmetic_is_true(name):
     cases = [(ctx, r) for ctx, r in violations() if r.property == name]

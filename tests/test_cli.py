@@ -114,6 +114,7 @@ def test_budget_hit_is_inconclusive_and_exits_3(capsys):
     assert "holds" not in {v for k, v in verdicts.items() if k in ("KubeletNeverOvercommits", "NoDoubleReservation")}
 
 
+@pytest.mark.slow
 def test_output_is_deterministic(capsys):
     def once():
         _, out, _ = run(capsys, "check", "--variant", "alpha-1.37", "--variant", "allocated-only", "--json")

@@ -126,6 +126,7 @@ def test_an_interrupt_during_the_checks_is_one_line_and_leaves_no_report(signum,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupt_while_the_report_is_written_leaves_the_old_report_whole(signum, code, tmp_path):
     assert kepcheck("report", *SMALL, "--out", "out", "--no-times", cwd=tmp_path).returncode == 0

@@ -2,7 +2,7 @@
 issue 11, gap 8).
 
 Sources, each cited where it is used: component-helpers ``PodRequests`` and its test table
-(``resource/helpers_test.go``, reference §1 "Non-resize anchors"), ``GetPodQOS``
+(``resource/helpers_test.go``, docs/reference.md §1 "Non-resize anchors"), ``GetPodQOS``
 (``pkg/apis/core/v1/helper/qos/qos.go``), KEP-1287 "Sidecars" (non-restartable init containers do not
 resize) and "Atomic Resizes", ``ValidatePodResize`` (the QoS class may not change).
 """
@@ -46,7 +46,7 @@ def _sidecar(name, cpu):
     return _c(name, cpu, restartPolicy="Always")
 
 
-# --- the totals are PodRequests (component-helpers resource/helpers_test.go; reference §1 anchors) -------------
+# --- the totals are PodRequests (component-helpers resource/helpers_test.go; docs/reference.md §1 anchors) -------------
 
 ANCHORS = [  # (initContainers, containers, overhead, expected cpu, expected memory)
     ([_c("init", 4)], [_c("app", 1)], None, 4, None),  # init 4 vs container 1 -> 4
@@ -74,7 +74,7 @@ def test_a_pods_requests_are_pod_requests_of_its_containers(init, containers, ov
 
 
 def test_pod_level_requests_replace_the_containers_aggregate():
-    """``applyPodLevelResources`` (reference §1.5): pod-level cpu 3 replaces the containers' 5."""
+    """``applyPodLevelResources`` (docs/reference.md §1.5): pod-level cpu 3 replaces the containers' 5."""
     scenario = _scenario(_pod([_c("init", 2)], [_c("a", 2), _c("b", 3)], resources={"requests": {"cpu": "3"}}),
                          nodes=[CPU_NODE])
     assert scenario.format(scenario.pods[0].requests) == "cpu 3"

@@ -8,7 +8,7 @@ sorted most important first, are split into PDB-violating and non-violating ones
 violation; the violating ones are reprieved first), ``pickOneNodeForPreemption`` in
 ``pkg/scheduler/framework/preemption/preemption.go`` (fewest PDB violations first), and the
 disruption controller's ``disruptionsAllowed`` = healthy pods − ``minAvailable``, at least 0
-(``pkg/controller/disruption/disruption.go``, ``updatePdbStatus`` / ``countHealthyPods``). Reference §3.3.
+(``pkg/controller/disruption/disruption.go``, ``updatePdbStatus`` / ``countHealthyPods``). docs/reference.md §3.3.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Engine smoke tests on toy models with known answers (STYLE.md R11, R12).
+"""Engine smoke tests on toy models with known answers (docs/style.md R11, R12).
 
 * TwoPhase commit with 3 resource managers (tlaplus/Examples ``TwoPhase.tla``, Stateright
   ``examples/2pc.rs``): exactly 288 distinct states, TCConsistent holds, both sometimes-properties

@@ -16,6 +16,9 @@ from kepcheck.model.actions.next import next_steps
 
 from conftest import default_matrix
 
+# every lasso of the whole default matrix: the quick tier leaves this module out (make test-quick)
+pytestmark = pytest.mark.slow
+
 EVENTUALLY_PROPERTIES = [p for p in PROPERTIES if p.kind == EVENTUALLY]
 
 

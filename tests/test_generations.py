@@ -10,7 +10,7 @@ Sources, read in kubernetes/kubernetes:
   (event ResizeCompleted) — so the API sees the condition exactly when allocated differs from actual.
 - the status manager keeps a condition's lastTransitionTime while its reason stays the same
   (kubernetes/kubernetes #131478), and ``IsPodResizeDeferred`` reads the reason only, never
-  ``observedGeneration`` (reference §1 "Infeasible detection").
+  ``observedGeneration`` (docs/reference.md §1 "Infeasible detection").
 
 So the model keeps no generation numbers: ``observed`` says whether the kubelet has evaluated the
 current generation. "Resize, revert, resize again" is a scenario (``deferred-resize-requested-again``);

@@ -106,6 +106,7 @@ def _assert_loads_and_round_trips(ctx: Context, result, path: Path) -> None:
         assert itf_py.state_to_json(state) == document["states"][index], (path.name, index)  # encodes back the same
 
 
+@pytest.mark.slow
 def test_every_itf_file_of_the_matrix_loads_with_itf_py_and_round_trips(matrix):
     lassos = 0
     for ctx, result, path in matrix:
@@ -128,6 +129,7 @@ def test_names_that_are_not_field_names_are_map_keys(named):
         assert again.steps == result.trace.steps, path.name
 
 
+@pytest.mark.slow
 def test_labels_read_back_replay_to_the_same_trace(matrix):
     for ctx, result, path in matrix:
         document = load_itf(path)
@@ -137,6 +139,7 @@ def test_labels_read_back_replay_to_the_same_trace(matrix):
         assert itf_loop(document) == result.trace.loop, path.name
 
 
+@pytest.mark.slow
 def test_a_lasso_ends_its_loop_at_the_last_state(matrix):
     """ADR-015: ``loop`` is the index of the state the loop starts from and the loop ends in the last
     state, so the last state's successor (by ``#meta.loopAction``) is ``states[loop]``; no state is
@@ -170,6 +173,7 @@ def _string_values(value):
             yield from _string_values(item)
 
 
+@pytest.mark.slow
 def test_one_sentinel_for_a_field_not_set(matrix):
     unset = dict.fromkeys(("node", "nominatedNodeName", "preemptedFor", "podResizePending"), 0)
     for ctx, _, path in matrix:
@@ -189,6 +193,7 @@ def _actions_of(state: dict) -> Action:
     return itf_actions({"states": [{ACTION_TAKEN: INIT, NONDET_PICKS: {}}, state]})[0]
 
 
+@pytest.mark.slow
 def test_action_taken_and_nondet_picks_as_quint_writes_them(matrix):
     for _, result, path in matrix:
         states = load_itf(path)["states"]

@@ -63,6 +63,7 @@ def _documents(text: str) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(text) if doc is not None]
 
 
+@pytest.mark.slow
 def test_every_counterexample_exports_and_validates(exports, files):
     objects = {}
     for name, export in exports.items():
@@ -81,6 +82,7 @@ COMMANDS = {"RequestResize": "--subresource resize --patch", "CreatePod": "kubec
             "DeletePod": "kubectl delete pod", "RestartScheduler": "kubectl -n kube-system delete pod -l component="}
 
 
+@pytest.mark.slow
 def test_user_steps_become_kubectl_commands(exports, files):
     used = set()
     for name, export in exports.items():
@@ -95,6 +97,7 @@ def test_user_steps_become_kubectl_commands(exports, files):
     assert "# ✗ NoExcessVictims violated at step 1:" in steps
 
 
+@pytest.mark.slow
 def test_go_files_pass_gofmt(exports, files, tmp_path):
     gofmt = shutil.which("gofmt")
     if gofmt is None:
@@ -107,6 +110,7 @@ def test_go_files_pass_gofmt(exports, files, tmp_path):
     assert found.stdout == "", f"gofmt would reformat: {found.stdout}"
 
 
+@pytest.mark.slow
 def test_generated_regression_runs_and_passes(exports, tmp_path):
     export = exports["resize-superseded--alpha-1.37--NoDoublePreemption.itf.json"]
     ran = _run_regression(write_export(export, tmp_path / "out"))
@@ -131,6 +135,7 @@ def _initial(scenario):
     return scenario.resources, nodes, pods, budgets
 
 
+@pytest.mark.slow
 def test_round_trip_through_import(exports, files, tmp_path):
     checked = set()
     for name, export in exports.items():

@@ -74,7 +74,7 @@ def _pod(spec: dict, status: dict) -> dict:
 
 INFEASIBLE = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
 MORE_PODS = [
-    # pod-level resources with overhead, resized in place and Infeasible (reference §1.5)
+    # pod-level resources with overhead, resized in place and Infeasible (docs/reference.md §1.5)
     _pod({"overhead": {"cpu": "100m"}, "resources": {"requests": {"cpu": "2", "memory": "1Gi"}},
           "containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}, {"name": "b"}]},
          {"allocatedResources": {"cpu": "1100m", "memory": "1Gi"}, "resources": {"requests": {"cpu": "1100m"}},

@@ -30,6 +30,7 @@ def test_partitions_in_one_process_explore_what_one_search_does(scenario, varian
     assert len(result.per_partition) == count and sum(result.per_partition) == result.states
 
 
+@pytest.mark.slow
 def test_a_two_worker_dask_cluster_explores_what_one_search_does():
     pytest.importorskip("distributed", reason="the optional 'distributed' extra is not installed")
     scenario, variant = "resize-lowered-while-victims-terminate", "alpha-1.37-stale"

@@ -6,7 +6,7 @@ Sources, each cited where it is used: ``GetPodQOS`` and its test table (``pkg/ap
 API defaulting (``SetDefaults_Pod``) and validation (``ValidateResourceRequirements``,
 ``ValidatePodResize``), ``podResizesAdmitHandler.Admit`` (``pkg/kubelet/allocation/handlers.go``) and
 its place as the first admit handler (``NewMainKubelet``), ``sortPendingResizes``
-(``TestSortPendingResizes``, reference §7 K-11).
+(``TestSortPendingResizes``, docs/reference.md §7 K-11).
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def test_an_infeasible_resize_is_never_preempted_for(variant):
 # --- the kubelet's retry order: Guaranteed before Burstable (sortPendingResizes) --------------------------
 
 def test_guaranteed_resizes_are_retried_before_burstable_ones_of_equal_priority():
-    """``TestSortPendingResizes`` (reference §7 K-11): at equal priority a Guaranteed pod's resize is
+    """``TestSortPendingResizes`` (docs/reference.md §7 K-11): at equal priority a Guaranteed pod's resize is
     tried before a Burstable one's, whatever their ages. Room for one: the Guaranteed one is granted
     although the Burstable pod is older (declared first)."""
     burstable = {"name": "older", "node": "n1", "requests": {"cpu": "2", "memory": "1Gi"},

@@ -214,6 +214,7 @@ def rendered(tmp_path_factory):
     return by_name
 
 
+@pytest.mark.slow
 def test_measurement_sees_overflow_small_text_and_errors(rendered):
     problems = legibility_problems([rendered["defects.md"]])
     assert any("table" in p and "property" in p for p in problems), problems
@@ -221,12 +222,14 @@ def test_measurement_sees_overflow_small_text_and_errors(rendered):
     assert any("Mermaid error" in p for p in problems), problems
 
 
+@pytest.mark.slow
 def test_index_scenario_pages_and_lifecycle_fit_github_width(rendered):
     pages = [doc for name, doc in rendered.items() if not name.startswith("traces/") and name != "defects.md"]
     assert legibility_problems(pages) == []
     assert rendered["index.md"]["tables"] and len(rendered[LIFECYCLE_PAGE]["diagrams"]) >= 3
 
 
+@pytest.mark.slow
 def test_trace_reports_fit_github_width(rendered):
     traces = [doc for name, doc in rendered.items() if name.startswith("traces/")]
     assert traces and all(doc["diagrams"] for doc in traces)

@@ -352,6 +352,7 @@ def test_upstream_references_become_absolute_links():
     assert linkify_upstream("step #12, §4.5, No. 3, a#1234") == "step #12, §4.5, No. 3, a#1234"
 
 
+@pytest.mark.slow
 def test_every_trace_report_is_complete_and_its_itf_validates(full):
     outcome, out, _ = full
     reports = sorted((out / "traces").glob("*.md"))

@@ -16,7 +16,8 @@ from conftest import context
 PINNED = json.loads((Path(__file__).parent / "state_counts.json").read_text())
 
 
-@pytest.mark.parametrize("key", sorted(PINNED))
+@pytest.mark.parametrize("key", [pytest.param(key, marks=pytest.mark.slow) if key.endswith("-stale") else key
+                                 for key in sorted(PINNED)])
 def test_state_counts(key):
     scenario, variant = key.split("/")
     exploration = explore(kep_system(context(scenario, variant), []))

@@ -210,6 +210,7 @@ def test_no_smaller_scenario_in_the_bounds_violates(swept):
             assert point.size >= smallest
 
 
+@pytest.mark.slow
 def test_a_resumed_sweep_gives_the_same_result(swept, tmp_path):
     again = tmp_path / "again"
     again.mkdir()
@@ -220,11 +221,13 @@ def test_a_resumed_sweep_gives_the_same_result(swept, tmp_path):
     assert len(ResultStore(again).records) == len(lines)
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_same_result(swept, tmp_path):
     assert main(["sweep", str(TINY), "-o", str(tmp_path / "two"), "--workers", "2"]) == 1
     assert _result_files(tmp_path / "two") == _result_files(swept)
 
 
+@pytest.mark.slow
 def test_a_local_two_worker_dask_cluster_gives_the_same_result(swept, tmp_path):
     """Issue 17: the same sweep as tasks on a local Dask cluster of two worker processes."""
     pytest.importorskip("distributed", reason="the optional 'distributed' extra is not installed")
@@ -232,6 +235,7 @@ def test_a_local_two_worker_dask_cluster_gives_the_same_result(swept, tmp_path):
     assert _result_files(tmp_path / "dask") == _result_files(swept)
 
 
+@pytest.mark.slow
 def test_a_running_dask_cluster_by_address_gives_the_same_result(swept, tmp_path):
     """The same command against a cluster that was already running, by its scheduler's address."""
     distributed = pytest.importorskip("distributed", reason="the optional 'distributed' extra is not installed")

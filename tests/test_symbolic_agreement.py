@@ -52,7 +52,7 @@ def _plain(state):
     return pods, tuple(state.retry_due), tuple(state.env_used), state.env_events
 
 
-@pytest.mark.parametrize("scenario,variant", CASES, ids=[f"{s}/{v}" for s, v in CASES])
+@pytest.mark.parametrize("scenario,variant", [case if i == 0 else pytest.param(*case, marks=pytest.mark.slow) for i, case in enumerate(CASES)], ids=[f"{s}/{v}" for s, v in CASES])
 def test_symbolic_evaluation_agrees_with_concrete(scenario, variant):
     ctx = context(scenario, variant)
     exploration = explore(kep_system(ctx, []), keep_graph=True)

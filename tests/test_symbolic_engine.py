@@ -1,4 +1,4 @@
-"""The symbolic engine (checks/symbolic/bmc.py) against the explicit engine (STYLE.md R12).
+"""The symbolic engine (checks/symbolic/bmc.py) against the explicit engine (docs/style.md R12).
 
 * BMC finds a violation of an ``always`` property iff the explicit engine does, at the same depth
   as the explicit engine's shortest counterexample, and every BMC trace replays (``check_bmc``
@@ -66,7 +66,8 @@ def _cross_check(scenario, variant, mutants=()):
             assert result.verdict == "inconclusive" and "no violation" in result.reason, result.property
 
 
-@pytest.mark.parametrize("scenario,variant", MATRIX, ids=[f"{s}/{v}" for s, v in MATRIX])
+@pytest.mark.parametrize("scenario,variant", [case if i == 0 else pytest.param(*case, marks=pytest.mark.slow) for i, case in enumerate(MATRIX)],
+                         ids=[f"{s}/{v}" for s, v in MATRIX])
 def test_bmc_agrees_with_explicit(scenario, variant):
     _cross_check(scenario, variant)
 
@@ -74,7 +75,7 @@ def test_bmc_agrees_with_explicit(scenario, variant):
 ALWAYS_MUTANTS = [m for m in MUTANTS if property_by_name(m.property).kind == ALWAYS]
 
 
-@pytest.mark.parametrize("mutant", ALWAYS_MUTANTS, ids=lambda m: m.name)
+@pytest.mark.parametrize("mutant", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(ALWAYS_MUTANTS)], ids=lambda m: m.name)
 def test_bmc_catches_mutant(mutant):
     ctx = context(mutant.scenario, mutant.variant, (mutant.name,))
     result, = check_bmc(ctx, [property_by_name(mutant.property)], mutant.shortest)
@@ -113,7 +114,7 @@ def test_parametric_violation_replays_with_chosen_sizes():
     assert not PREDICATES["NoDoubleReservation"](concrete, before, action, after)
 
 
-@pytest.mark.parametrize("variant", SYNCHRONOUS)
+@pytest.mark.parametrize("variant", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(SYNCHRONOUS)])
 def test_strengthening_holds_on_every_explored_state(variant):
     """Every strengthening invariant (including those conditional on the variant or the menu, which
     are then trivially true) holds on every state the explicit engine explores, and every
@@ -135,6 +136,7 @@ def test_strengthening_holds_on_every_explored_state(variant):
 LEMMA_FAILS = {("resize-lowered-while-victims-terminate", "ReprieveNeverTrades")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario,lemma", sorted(LEMMA_FAILS))
 def test_a_false_lemma_is_not_proved_nor_assumed(scenario, lemma):
     """Soundness of the second tier: where a lemma is false, its proof fails (the base case finds the
@@ -172,6 +174,7 @@ def test_no_strengthening_is_claimed_for_the_stale_view():
         assert result.verdict != PROVED or "strengthening" not in result.reason, result.reason
 
 
+@pytest.mark.slow
 def test_bmc_with_assumed_invariants_agrees_without():
     """Assuming the proved invariants at every step changes no BMC verdict or depth."""
     ctx = context("deferred-upsize-one-victim", "allocated-only")
@@ -185,6 +188,7 @@ def test_bmc_with_assumed_invariants_agrees_without():
 HOLDING_HERE = tuple(p.name for p in ALWAYS_PROPERTIES)
 
 
+@pytest.mark.slow
 def test_induction_proves():
     ctx = context("deferred-upsize-one-victim", "alpha-1.37")
     for result in check_induction(ctx, [property_by_name(n) for n in HOLDING_HERE], 2):
@@ -206,7 +210,7 @@ NOT_PROVED_ELSEWHERE: dict = {"budget-protected-deferred-pod": ("NoDoublePreempt
                               "older-deferred-resize-first": ("KubeletHonorsReservation",)}
 
 
-@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+@pytest.mark.parametrize("scenario", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(sorted(SCENARIOS))])
 def test_induction_proves_what_holds_elsewhere(scenario):
     ctx = context(scenario, "alpha-1.37")
     explicit = results(scenario, "alpha-1.37")

@@ -74,7 +74,7 @@ def variants_of(scenario: str) -> list:
             or (v.scheduler_view != "synchronous" and _PINNED[f"{scenario}/{v.name}"][0] <= STALE_STATES_CHECKED)]
 
 
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("scenario", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(SCENARIOS)])
 def test_three_interpretations_agree(scenario):
     """For every variant: on every reachable state the numpy evaluation of the traced graph is the
     concrete model (enabled instances, every field of every successor, every always/sometimes
@@ -118,7 +118,7 @@ def test_three_interpretations_agree(scenario):
             assert_symbolic_agrees(ctx, symbolic, symbolic_steps, concrete)
 
 
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("scenario", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(SCENARIOS)])
 def test_numpy_vector_core_searches_as_the_interpreted_one(scenario):
     """Every variant from the initial state on; ``alpha-1.37`` also handing over after the first layers."""
     for variant in variants_of(scenario):
@@ -131,7 +131,7 @@ def test_numpy_vector_core_searches_as_the_interpreted_one(scenario):
 
 
 @needs_cc
-@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("scenario", [value if i == 0 else pytest.param(value, marks=pytest.mark.slow) for i, value in enumerate(SCENARIOS)])
 def test_compiled_vector_core_searches_as_the_interpreted_one(scenario):
     """``alpha-1.37`` without symmetry; with symmetry every variant of ``variants_of`` where the
     scenario has interchangeable pods (the compiled evaluator canonicalises packed states)."""
@@ -148,6 +148,7 @@ def test_compiled_vector_core_searches_as_the_interpreted_one(scenario):
             assert _summary(vector) == reference, (variant.name, hand_over_at)
 
 
+@pytest.mark.slow
 def test_explicit_engine_on_the_vector_core_gives_the_same_results():
     """The explicit engine with ``core="vector"`` (and two workers): every record, verdict and trace
     as with the interpreted core, and each as the manifest expects."""

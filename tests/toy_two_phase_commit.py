@@ -8,7 +8,7 @@ never lost or removed (``msgs`` only grows), exactly as in the TLA+ spec. With 3
 288 distinct states (TLC and Stateright both report that number).
 
 ``broken=True`` removes the guard ``tmPrepared = RM`` of ``TMCommit``: the TM may commit while an
-RM has already chosen to abort, so TCConsistent fails (a model that must fail, STYLE.md R11).
+RM has already chosen to abort, so TCConsistent fails (a model that must fail, docs/style.md R11).
 
 Die Hard (tlaplus/Examples ``DieHard.tla``): a 3-gallon and a 5-gallon jug, fill, empty or pour;
 the goal is 4 gallons in the big jug, first reached after 6 steps.

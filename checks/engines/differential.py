@@ -3,7 +3,7 @@
 A ``Check`` is one thing judged on a walk (``checks/engines/random_walk.py``): a catalog property or one of
 these differential checks, which compare two computations of the same quantity.
 
-* ``SchedulerConservative`` — reference §6 "Conservativeness": per node, the scheduler's
+* ``SchedulerConservative`` — docs/reference.md §6 "Conservativeness": per node, the scheduler's
   ``Requested`` (``model.accounting.views.scheduler_requested``) is at least the kubelet's count of its
   admitted pods at max(allocated, actual), on the same snapshot. Checked only when the variant's
   accounting is ``max`` or ``kubelet-aligned`` (whose ``Requested`` outside a Deferred pod's cycle
@@ -11,7 +11,7 @@ these differential checks, which compare two computations of the same quantity.
   counts at its allocation only), so it is not run there.
 * ``AccountingAgrees`` — the scheduler's footprint of every assigned pod
   (``model.accounting.views.scheduler_footprint``) equals an independent restatement of the Kubernetes formula
-  for a one-container pod (reference §1.2): desired if the pod has no status yet (bound, not
+  for a one-container pod (docs/reference.md §1.2): desired if the pod has no status yet (bound, not
   admitted), else max(allocated, actual) while the resize is Infeasible, else max(desired,
   allocated, actual). Checked under the ``max`` accounting only (``kubelet-aligned`` differs by
   design inside a Deferred cycle, ``allocated-only`` everywhere).
@@ -50,7 +50,7 @@ class Check:
 
 
 def scheduler_conservative(ctx: Context, state: State) -> bool:
-    """Reference §6: per node and resource, the scheduler's Requested >= what the kubelet counts
+    """docs/reference.md §6: per node and resource, the scheduler's Requested >= what the kubelet counts
     for its admitted pods (max(allocated, actual) each), on the same snapshot."""
     for node in ctx.node_range:
         requested = scheduler_requested(ctx, state, node)
@@ -64,7 +64,7 @@ def scheduler_conservative(ctx: Context, state: State) -> bool:
 
 
 def _restated_footprint(pod) -> tuple:
-    """Reference §1.2 for a one-container pod, written out independently of model/accounting/footprints.py."""
+    """docs/reference.md §1.2 for a one-container pod, written out independently of model/accounting/footprints.py."""
     if not any(pod.allocated) and not any(pod.actual) and not admitted(pod):
         return tuple(pod.desired)  # bound, no status yet: PodRequests falls back to the spec
     if pod.resize == ResizeReason.INFEASIBLE:
@@ -79,8 +79,8 @@ def accounting_agrees(ctx: Context, state: State) -> bool:
 
 
 DIFFERENTIAL_CHECKS = (
-    ("SchedulerConservative", scheduler_conservative, ("max", "kubelet-aligned"), "reference §6 'Conservativeness'"),
-    ("AccountingAgrees", accounting_agrees, ("max",), "reference §1.2"),
+    ("SchedulerConservative", scheduler_conservative, ("max", "kubelet-aligned"), "docs/reference.md §6 'Conservativeness'"),
+    ("AccountingAgrees", accounting_agrees, ("max",), "docs/reference.md §1.2"),
 )
 DIFFERENTIAL_NAMES = frozenset(name for name, _, _, _ in DIFFERENTIAL_CHECKS)
 

@@ -1,4 +1,4 @@
-"""The random engine: Hypothesis stateful random walks over the model (STYLE.md R14).
+"""The random engine: Hypothesis stateful random walks over the model (docs/style.md R14).
 
 One ``RuleBasedStateMachine`` adapter, ``KepWalk``: its single rule ``step`` draws the next action
 from the model's own enabled actions (``model.actions.next.next_steps``) with ``st.sampled_from`` and

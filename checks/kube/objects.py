@@ -13,10 +13,10 @@ What is read (the API shapes of ``k8s.io/api/core/v1`` and ``scheduling/v1``):
   each container contributes the state's value with upstream's fall-backs
   (``containerAllocatedRequests``: allocated, else desired; ``containerActuatedRequests``: actual,
   else allocated, else desired; nothing while Infeasible), then the KEP-753 init/sidecar formula,
-  pod-level resources and overhead (reference §1.2, §1.4, §1.5). So max(desired, allocated,
+  pod-level resources and overhead (docs/reference.md §1.2, §1.4, §1.5). So max(desired, allocated,
   actual) of the three is ``pod_requests`` of the pod with its status, the scheduler's count
   (tested);
-- the resize conditions ``PodResizePending`` (its reason, reference §2.4) and ``PodResizeInProgress``;
+- the resize conditions ``PodResizePending`` (its reason, docs/reference.md §2.4) and ``PodResizeInProgress``;
 - a **PriorityClass**'s ``value``, ``globalDefault`` and ``preemptionPolicy``.
 
 What is not used is for the caller to report: resources other than cpu and memory (by name,
@@ -149,7 +149,7 @@ def _statuses(fields: Fields, status: dict, where: str) -> dict[str, tuple[dict,
 
 
 def _container(fields: Fields, raw: Any, where: str, kind: str, statuses: dict) -> Container:
-    """One container with its spec resources and what its status reports (reference §1.1)."""
+    """One container with its spec resources and what its status reports (docs/reference.md §1.1)."""
     spec = fields.item(raw, where)
     name = fields.string(spec, "name", where, required=True)
     if kind == "init" and spec.get("restartPolicy") == "Always":

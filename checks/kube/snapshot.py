@@ -1,5 +1,5 @@
 """From a real cluster in: a ``kubectl get nodes,pods,priorityclasses,pdb -A -o yaml`` snapshot
-turned into a scenario (README "From your cluster"; issue 16).
+turned into a scenario (docs/scenarios.md, "From your cluster"; issue 16).
 
 What is imported: Nodes (``status.allocatable`` cpu and memory, the KEP-5836 opt-out
 ``spec.podPreemptionPolicy.disableResizePreemption``), Pods (desired, allocated and actual totals
@@ -49,7 +49,7 @@ from kepcheck.checks.kube.objects import Fields, read_pod_sizes
 __all__ = ["ImportSummary", "read_objects", "scenario_from_objects", "EXHAUSTIVE_PODS", "EXHAUSTIVE_NODES",
            "EXHAUSTIVE_EVENTS"]
 
-# What the explicit engine explores well within a minute on the 2-core machine (README "From your
+# What the explicit engine explores well within a minute on the 2-core machine (docs/scenarios.md, "From your
 # cluster"; measured 2026-12-03, all properties under alpha-1.37, other jobs on the machine): 12 pods
 # on 4 nodes with 4 environment events, 21,888 states in 15 s; 16 pods on 4 nodes, 94,376 states and
 # not finished at a 60 s budget.

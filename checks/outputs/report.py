@@ -1,5 +1,5 @@
 """The plain outputs: a trace as terminal text, a trace as an ITF document, the JSON record of a
-check, the replay line, and the README's summary table.
+check, the replay line, and the verdict matrix of docs/findings.md.
 
 Traces are told in Kubernetes words by the step-describer (``checks/outputs/describe.py``): each step
 shows the action label with its parameters, only the fields that changed and, per node, what the
@@ -75,7 +75,7 @@ def replay_line(ctx: Context, trace: Trace) -> str:
 
 
 def result_record(ctx: Context | None, result: CheckResult) -> dict:
-    """The JSON record of one check (schema in the README)."""
+    """The JSON record of one check (schema in docs/using.md)."""
     return {
         "scenario": result.scenario,
         "variant": result.variant,
@@ -97,7 +97,7 @@ def result_record(ctx: Context | None, result: CheckResult) -> dict:
 def summary_markdown(manifest: Manifest, scenario_names: list[str]) -> str:
     """The variant × property matrix of the manifest as a Markdown table: ✓ where the property holds
     on every default scenario, ✗ with the scenarios where it is violated. ``tests/test_readme.py``
-    checks that the README shows exactly this table."""
+    checks that docs/findings.md shows exactly this table."""
     short = {name: str(i + 1) for i, name in enumerate(scenario_names)}
     lines = ["| property | " + " | ".join(v.name for v in VARIANTS) + " |",
              "|---|" + "---|" * len(VARIANTS)]

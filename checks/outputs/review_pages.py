@@ -161,7 +161,7 @@ def _lifecycle_intro(graph: LifecycleGraph, default_run: bool) -> list[str]:
         lines += ["**Infeasible is never reached** on these scenarios, so it is not drawn: since v1.36 the API "
                   "server rejects a resize above the node's allocatable, the kubelet marks a resize Infeasible here "
                   "only for a Guaranteed pod beside a node's static CPU or memory manager, and its other reasons "
-                  "(static pods, swap, pod-level resizes; reference §2.2) are not modelled.", ""]
+                  "(static pods, swap, pod-level resizes; docs/reference.md §2.2) are not modelled.", ""]
     others = [s for s in missing if s != "Infeasible"]
     if others:
         lines += [f"Also never reached: {', '.join(others)}.", ""]

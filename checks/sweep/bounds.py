@@ -7,7 +7,7 @@ the initial resize condition (none, or a Deferred upsize) and how many pods may 
 Deferred one (``deferredPods``), the environment's menu (the kinds of
 user event: a resize of a pod to a size in range, an arrival, a deletion) and its budget
 (``maxEvents``), and the properties and variants to check. ``checks/sweep/space.py`` enumerates
-the scenarios within them. The format is in the README ("Sweeps").
+the scenarios within them. The format is in docs/sweeps.md.
 
 The file is untrusted input read like a scenario file (``spec.language.yaml_safe``: size, nesting, aliases,
 YAML 1.2 core scalars); a problem is ``BoundsError`` (a ``ScenarioError``: one line
@@ -15,7 +15,7 @@ YAML 1.2 core scalars); a problem is ``BoundsError`` (a ``ScenarioError``: one l
 
 Left out: initial Infeasible and InProgress resizes, scheduler restarts and nominated pending pods
 (the scenario schema has them; a sweep does not vary them yet); a Deferred downsize (the kubelet
-never defers a resize that increases no request, reference §2.3).
+never defers a resize that increases no request, docs/reference.md §2.3).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The formula pieces of the symbolic engines, one small function each (pySMT's ``model_checking.py``,
-STYLE.md R13), and the decoding of a counterexample.
+docs/style.md R13), and the decoding of a counterexample.
 
 The transition relation is not written here: it is the model's own ``model.actions.next.transitions``
 evaluated on states whose fields are Z3 constants (``checks/symbolic/states.py``). At every step ``t`` an

@@ -1,6 +1,6 @@
 """The scheduler's copies of a pod: the API fields its informer copies (``SEEN_FIELDS``), the copy a
 scheduling-queue entry holds and the copy its cache holds, and the scheduler's view of a state
-built from them (reference §3.1, §3.4; the stale view of DESIGN.md §3 "scheduler view").
+built from them (docs/reference.md §3.1, §3.4; the stale view of docs/design.md §3 "scheduler view").
 
 The fit checks of ``model/accounting/views.py`` read pods through these copies; the informer
 (``model/actions/informer.py``) writes them.
@@ -20,7 +20,7 @@ __all__ = ["SEEN_FIELDS", "api_copy", "seen_copy", "queued_copy", "cached_copy",
 
 
 # The API fields the scheduler's informer copies, and the field of ``PodState`` that holds each copy.
-# Of allocated and actual the scheduler's accounting reads only max(allocated, actual) (reference §1.2:
+# Of allocated and actual the scheduler's accounting reads only max(allocated, actual) (docs/reference.md §1.2:
 # max(desired, allocated, actual), Infeasible ignoring desired), so the copy holds that one vector: an
 # update that changes neither is one the scheduler cannot tell from no update.
 SEEN_FIELDS = (("phase", "seen_phase"), ("node", "seen_node"), ("desired", "seen_desired"), ("resize", "seen_resize"))
@@ -73,7 +73,7 @@ def cached_copy(pod: PodState) -> PodState:
 @per_state
 def scheduler_view(ctx: Context, state: State) -> State:
     """The state as the kube-scheduler's cache sees it: with the stale view (``scheduler_view: stale``)
-    every pod as its informer last delivered it to the cache, else the state itself (DESIGN.md §3).
+    every pod as its informer last delivered it to the cache, else the state itself (docs/design.md §3).
     The scheduler's guards, fits and victim choices are computed on this view (a Deferred pod's own
     requests may come from the queue's copy, ``queued_copy``); their effects go to the API state."""
     if ctx.variant.scheduler_view != "stale":  # (not with allocated-only accounting: spec/variants.Variant)

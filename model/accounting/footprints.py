@@ -1,9 +1,9 @@
 """Resource accounting: how much of a node a pod takes, in the scheduler's and the kubelet's eyes.
 
-What is modelled (the design's ``reference/kubernetes.md``, cited as "reference §N"):
+What is modelled (the Kubernetes facts of ``docs/reference.md``, cited as "docs/reference.md §N"):
 
 * **The scheduler's view of an assigned pod** — component-helpers ``PodRequests`` /
-  ``PodLimits`` with ``UseStatusResources`` (reference §1.2–§1.6):
+  ``PodLimits`` with ``UseStatusResources`` (docs/reference.md §1.2–§1.6):
   - the v1.37 rule "max of sums": three pod totals (desired S, allocated A, actual R), each built
     with the KEP-753 init/sidecar formula, combined per resource as ``max(S, A, R)``, or
     ``max(A, R)`` while the resize is Infeasible (§1.2);
@@ -60,7 +60,7 @@ KUBELET_MEASURES = ("desired", "max")
 
 
 def combine_totals(desired: Sequence, allocated: Sequence, actual: Sequence, infeasible: Any) -> tuple:
-    """The scheduler's effective size from the three resource states (reference §1.2).
+    """The scheduler's effective size from the three resource states (docs/reference.md §1.2).
 
     ``max(desired, allocated, actual)`` per resource, or ``max(allocated, actual)`` while the
     resize is Infeasible (its desired size is ignored). Under the v1.37 rule the arguments are pod
@@ -71,7 +71,7 @@ def combine_totals(desired: Sequence, allocated: Sequence, actual: Sequence, inf
 
 
 def kubelet_other_pod_requests(allocated: Sequence, actual: Sequence) -> tuple:
-    """How the kubelet counts every pod other than the one being resized (reference §1.7, §2.2).
+    """How the kubelet counts every pod other than the one being resized (docs/reference.md §1.7, §2.2).
 
     The kubelet replaces each other pod's spec by its checkpointed allocation before measuring it
     with the status-aware helper, so the pod counts at ``max(allocated, actual)``.
@@ -80,7 +80,7 @@ def kubelet_other_pod_requests(allocated: Sequence, actual: Sequence) -> tuple:
 
 
 def kubelet_resizing_pod_requests(desired: Sequence, allocated: Sequence, actual: Sequence, measure: str) -> tuple:
-    """How the kubelet measures the pod whose resize it is admitting (reference §2.2, §4.9).
+    """How the kubelet measures the pod whose resize it is admitting (docs/reference.md §2.2, §4.9).
 
     ``measure="desired"``: its desired requests only — what the implementation does (the
     resource-fit helper reads the spec). ``measure="max"``: ``max(desired, allocated, actual)`` —
@@ -94,7 +94,7 @@ def kubelet_resizing_pod_requests(desired: Sequence, allocated: Sequence, actual
 
 
 def deferred_fit_delta(queue_desired: Sequence, cache_effective: Sequence) -> tuple:
-    """What a Deferred pod still needs on its own node in the scheduler's eyes (reference §4.4, P-7).
+    """What a Deferred pod still needs on its own node in the scheduler's eyes (docs/reference.md §4.4, P-7).
 
     ``max(0, desired of the queue copy − effective size the cache already counts)`` per resource:
     the cache copy already reserves ``max(desired, allocated, actual)``, so the delta is normally 0
@@ -105,7 +105,7 @@ def deferred_fit_delta(queue_desired: Sequence, cache_effective: Sequence) -> tu
 
 
 def kubelet_fits(requested_vector: Sequence, others_vectors: Iterable[Sequence], allocatable: Sequence) -> Any:
-    """The kubelet's resource-fit check for a resize (reference §2.2): per resource,
+    """The kubelet's resource-fit check for a resize (docs/reference.md §2.2): per resource,
     ``Σ others + requested ≤ allocatable``. A bool on ints, a Z3 Bool on terms.
     """
     requested = tuple(requested_vector)

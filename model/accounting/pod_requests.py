@@ -1,5 +1,5 @@
 """Resource accounting of a whole pod: component-helpers ``PodRequests`` / ``PodLimits`` with
-``UseStatusResources`` (reference §1.2–§1.6), on pods with named containers.
+``UseStatusResources`` (docs/reference.md §1.2–§1.6), on pods with named containers.
 
 The pod is a ``Pod`` of ``model/accounting/pods.py``. ``pod_requests`` and ``pod_limits`` follow
 the upstream code step by step, with the v1.37 rule "max of sums" (three pod totals, desired S,
@@ -7,7 +7,7 @@ allocated A and actual R, each built with the KEP-753 init/sidecar formula, comb
 by ``model/accounting/footprints.combine_totals``)
 and the v1.33–v1.36 rule "sum of maxes" (per container). So the state machine's pod totals
 (which it combines with ``combine_totals`` on vectors) and these general pods share one rule; the
-conformance tests check both against the Kubernetes test cases of reference §7.1.
+conformance tests check both against the Kubernetes test cases of docs/reference.md §7.1.
 
 Resource maps follow Kubernetes ``ResourceList`` semantics: a resource that is absent contributes
 nothing (it is not zero-filled), and a result only names resources that something contributed
@@ -57,7 +57,7 @@ def _combine_maps(desired: Optional[ResourceMap], allocated: Optional[ResourceMa
 
 
 def _aggregate(pod: Pod, contribution: Callable[[Container], Optional[ResourceMap]]) -> dict:
-    """``aggregateContainerResourcesByFn``: the KEP-753 formula (reference §1.4, ``spec/kubernetes/pod_resources.py``)
+    """``aggregateContainerResourcesByFn``: the KEP-753 formula (docs/reference.md §1.4, ``spec/kubernetes/pod_resources.py``)
     over one contribution per container."""
     return aggregate(((c.kind, contribution(c)) for c in pod.containers), max2)
 
@@ -106,7 +106,7 @@ def _container_requests_v136(container: Container, infeasible: bool) -> Optional
 
 
 def _aggregate_requests(pod: Pod, *, use_status_resources: bool, rule: str, pod_level_vertical_scaling: bool) -> dict:
-    """``AggregateContainerRequests`` (reference §1.2, §1.4)."""
+    """``AggregateContainerRequests`` (docs/reference.md §1.2, §1.4)."""
     if not use_status_resources:
         return _aggregate(pod, lambda c: c.requests)
     infeasible = is_resize_infeasible(pod)
@@ -124,7 +124,7 @@ def _aggregate_requests(pod: Pod, *, use_status_resources: bool, rule: str, pod_
 
 def pod_requests(pod: Pod, *, use_status_resources: bool = True, rule: str = "v1.37",
                  pod_level_vertical_scaling: bool = False, exclude_overhead: bool = False) -> dict:
-    """``PodRequests``: the pod's effective requests (reference §1.2, §1.4, §1.5).
+    """``PodRequests``: the pod's effective requests (docs/reference.md §1.2, §1.4, §1.5).
 
     ``use_status_resources`` is on for assigned pods in the scheduler cache and off for the pod
     being scheduled (§1.6). ``rule`` is ``"v1.37"`` (max of sums) or ``"v1.36"`` (sum of maxes).
@@ -170,7 +170,7 @@ def _container_limits_v136(container: Container, infeasible: bool) -> Optional[R
 
 
 def _aggregate_limits(pod: Pod, *, use_status_resources: bool, rule: str, pod_level_vertical_scaling: bool) -> dict:
-    """``AggregateContainerLimits`` (reference §1.3): desired and actual only — allocated limits
+    """``AggregateContainerLimits`` (docs/reference.md §1.3): desired and actual only — allocated limits
     are not published per container, so that state contributes nothing."""
     if not use_status_resources:
         return _aggregate(pod, lambda c: c.limits)
@@ -187,7 +187,7 @@ def _aggregate_limits(pod: Pod, *, use_status_resources: bool, rule: str, pod_le
 
 def pod_limits(pod: Pod, *, use_status_resources: bool = True, rule: str = "v1.37",
                pod_level_vertical_scaling: bool = False) -> dict:
-    """``PodLimits``: the pod's effective limits (reference §1.3, §1.5; cases C-7b, C-9–C-12).
+    """``PodLimits``: the pod's effective limits (docs/reference.md §1.3, §1.5; cases C-7b, C-9–C-12).
 
     Same scheme as ``pod_requests`` with two states (desired, actual): ``max(desired, actual)``,
     or the actual limits while Infeasible. Pod-level limits replace the aggregate when pod-level

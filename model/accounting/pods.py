@@ -1,7 +1,7 @@
 """A whole pod as Kubernetes stores it, for ``model/accounting/pod_requests.py``: regular, init and
 sidecar containers, each with its spec requests and limits and what the pod status reports
 (``allocatedResources``, ``resources``), plus overhead and pod-level resources, as immutable values;
-and the two resize conditions the accounting reads (reference §1.2–§1.6, §2.4).
+and the two resize conditions the accounting reads (docs/reference.md §1.2–§1.6, §2.4).
 
 Resource maps follow Kubernetes ``ResourceList`` semantics: a resource that is absent contributes
 nothing (it is not zero-filled). ``None`` stands for a nil map / absent status field; an empty map
@@ -52,7 +52,7 @@ def _freeze(resources: Optional[ResourceMap]) -> Optional[ResourceMap]:
 
 @dataclass(frozen=True)
 class Container:
-    """One container of a pod: its spec and what the pod status reports for it (reference §1.1).
+    """One container of a pod: its spec and what the pod status reports for it (docs/reference.md §1.1).
 
     ``kind`` is ``"regular"`` (``spec.containers``), ``"init"`` (a non-restartable init container)
     or ``"sidecar"`` (an init container with ``restartPolicy: Always``). ``requests``/``limits`` are
@@ -78,13 +78,13 @@ class Container:
 
     @property
     def has_status_resources(self) -> bool:
-        """``containerStatus.resources != nil`` (the v1.36 rule's gate, reference §1.2)."""
+        """``containerStatus.resources != nil`` (the v1.36 rule's gate, docs/reference.md §1.2)."""
         return self.actual is not None or self.actual_limits is not None
 
 
 @dataclass(frozen=True)
 class Pod:
-    """A pod as the accounting sees it (reference §1.1, §1.5).
+    """A pod as the accounting sees it (docs/reference.md §1.1, §1.5).
 
     ``containers`` is in declaration order; init containers and sidecars keep the order in which
     they are declared among ``spec.initContainers`` (the KEP-753 formula depends on it), regular
@@ -114,12 +114,12 @@ class Pod:
 
     @property
     def has_status_resources(self) -> bool:
-        """``pod.status.resources != nil`` (reference §1.5)."""
+        """``pod.status.resources != nil`` (docs/reference.md §1.5)."""
         return self.pod_actual is not None or self.pod_actual_limits is not None
 
 
 def is_resize_deferred(pod: Pod) -> bool:
-    """``IsPodResizeDeferred``: the ``PodResizePending`` reason is ``Deferred`` (reference §1.2, C-14).
+    """``IsPodResizeDeferred``: the ``PodResizePending`` reason is ``Deferred`` (docs/reference.md §1.2, C-14).
 
     Like upstream, the condition's ``status`` and ``observedGeneration`` are not consulted.
     """
@@ -127,5 +127,5 @@ def is_resize_deferred(pod: Pod) -> bool:
 
 
 def is_resize_infeasible(pod: Pod) -> bool:
-    """``IsPodResizeInfeasible``: the ``PodResizePending`` reason is ``Infeasible`` (reference §1.2, C-14)."""
+    """``IsPodResizeInfeasible``: the ``PodResizePending`` reason is ``Infeasible`` (docs/reference.md §1.2, C-14)."""
     return pod.resize_reason == "Infeasible"

@@ -1,14 +1,14 @@
 """How the scheduler and the kubelet see a node: per-pod footprints and fit checks on a State.
 
-Every footprint goes through ``model/accounting/footprints.py`` (reference §1): the scheduler counts an
+Every footprint goes through ``model/accounting/footprints.py`` (docs/reference.md §1): the scheduler counts an
 assigned pod with ``combine_totals`` (v1.37 max of desired, allocated and actual; Infeasible
 ignores desired), the kubelet counts other admitted pods at max(allocated, actual) and the
-resizing pod at its desired size (reference §1.7, §2.2). The variant's ``accounting`` option
-changes only the scheduler's footprints (DESIGN.md §3).
+resizing pod at its desired size (docs/reference.md §1.7, §2.2). The variant's ``accounting`` option
+changes only the scheduler's footprints (docs/design.md §3).
 
 A pod that is bound but not yet admitted has no status: its allocated and actual vectors are
 zero in the state, so ``combine_totals`` yields its desired size, as ``PodRequests`` falls back to
-desired when no status is present (reference §1.2).
+desired when no status is present (docs/reference.md §1.2).
 
 Every function here is written with ``model/expr/scalars.py`` helpers, so it evaluates on plain ints and
 on Z3 terms alike: node indices and pod fields may be state values; pod indices and the variant
@@ -75,7 +75,7 @@ def allocatable_of(ctx: Context, node):
 
 @of_values
 def scheduler_footprint(ctx: Context, pod: PodState, evaluating_deferred: bool = False):
-    """What the scheduler's NodeInfo counts for an assigned pod (reference §1.6), per the variant's
+    """What the scheduler's NodeInfo counts for an assigned pod (docs/reference.md §1.6), per the variant's
     accounting. ``evaluating_deferred``: the footprint of *another* pod while a Deferred pod's
     restricted cycle runs; only the ``kubelet-aligned`` accounting treats that case differently."""
     accounting = ctx.variant.accounting
@@ -88,7 +88,7 @@ def scheduler_footprint(ctx: Context, pod: PodState, evaluating_deferred: bool =
 
 @overridable
 def max_footprint(ctx: Context, pod: PodState):
-    """The v1.37 accounting: max(desired, allocated, actual), Infeasible ignoring desired (reference §1.2)."""
+    """The v1.37 accounting: max(desired, allocated, actual), Infeasible ignoring desired (docs/reference.md §1.2)."""
     return combine_totals(pod.desired, pod.allocated, pod.actual, pod.resize == ResizeReason.INFEASIBLE)
 
 
@@ -118,7 +118,7 @@ def scheduler_requested(ctx: Context, state: State, node, removed=None, evaluati
 
 
 def nominated_load(ctx: Context, state: State, node, priority: int, exclude: int):
-    """Pods nominated to ``node`` with priority >= ``priority`` (reference §3.2, §7.4 P-4).
+    """Pods nominated to ``node`` with priority >= ``priority`` (docs/reference.md §3.2, §7.4 P-4).
 
     Only pending pods are held by the scheduler's nominator; a bound pod with a nomination is
     already counted in NodeInfo (so the nominated-node-name guard for resizes adds nothing here).
@@ -154,7 +154,7 @@ def pod_count_fits(ctx: Context, state: State, node, claimant: int, removed=None
 
 @node_local(lambda state, claimant, node, removed=None: (node, state.pods[claimant]))
 def fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed=None):
-    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (reference §3.2, §3.5),
+    """NodeResourcesFit for a pending pod, with nominated pods of >= priority (docs/reference.md §3.2, §3.5),
     and the pod count (``pod_count_fits``)."""
     pod = state.pods[claimant]
     used = vadd(scheduler_requested(ctx, state, node, removed),
@@ -165,7 +165,7 @@ def fits_new_pod(ctx: Context, state: State, claimant: int, node: int, removed=N
 
 @node_local(lambda state, claimant, node=None, removed=None, queued=None: (state.pods[claimant].node, queued))
 def fits_deferred_pod(ctx: Context, state: State, claimant: int, node=None, removed=None, queued=None):
-    """NodeResourcesFit for a Deferred pod on its own node (reference §4.4, §7.4 P-7; ``node`` is
+    """NodeResourcesFit for a Deferred pod on its own node (docs/reference.md §4.4, §7.4 P-7; ``node`` is
     the pod's own, accepted so that this has the signature of ``fits_new_pod``).
 
     The pod is already in NodeInfo; the request checked is the excess of the queue copy over the
@@ -189,7 +189,7 @@ def fits_deferred_pod(ctx: Context, state: State, claimant: int, node=None, remo
 
 
 def kubelet_footprint(pod: PodState):
-    """What another admitted pod really holds on its node: max(allocated, actual) (reference §1.7).
+    """What another admitted pod really holds on its node: max(allocated, actual) (docs/reference.md §1.7).
     The properties judge with this; the kubelet's own admission counts with ``kubelet_counts_other``."""
     return kubelet_other_pod_requests(pod.allocated, pod.actual)
 
@@ -218,7 +218,7 @@ def _kubelet_others(ctx: Context, state: State, node, exclude: int, removed=None
 @node_local(lambda state, index, removed=None: (state.pods[index].node, None))
 def kubelet_fits_resize(ctx: Context, state: State, index: int, removed=None):
     """The kubelet's resize admission: others at max(allocated, actual) + this pod as measured by the
-    variant (desired in the implementation, max in the KEP text) fit allocatable (reference §2.2)."""
+    variant (desired in the implementation, max in the KEP text) fit allocatable (docs/reference.md §2.2)."""
     pod = state.pods[index]
     own = kubelet_resizing_pod_requests(pod.desired, pod.allocated, pod.actual, ctx.variant.kubelet_measure)
     return vle(vadd(_kubelet_others(ctx, state, pod.node, index, removed), own), allocatable_of(ctx, pod.node))
@@ -226,7 +226,7 @@ def kubelet_fits_resize(ctx: Context, state: State, index: int, removed=None):
 
 @node_local(lambda state, index: (state.pods[index].node, None))
 def kubelet_fits_admission(ctx: Context, state: State, index: int):
-    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (reference §2.1),
+    """Admission of a newly bound pod: its desired requests fit next to the admitted pods (docs/reference.md §2.1),
     and, with a pod-count limit, the admitted pods plus this one are within allocatable ``pods``."""
     pod = state.pods[index]
     fits = vle(vadd(_kubelet_others(ctx, state, pod.node, index), pod.desired), allocatable_of(ctx, pod.node))

@@ -1,6 +1,6 @@
 """The actions of the asynchronous scheduler: its informer delivering pod updates late (the stale
 view, ``scheduler_view: stale``) and the preemption's API calls completing after the cycle
-(``preemption_calls: asynchronous``); DESIGN.md §3, reference §3.1, §3.3.
+(``preemption_calls: asynchronous``); docs/design.md §3, docs/reference.md §3.1, §3.3.
 
 They are kube-scheduler actions (``spec/transitions.ACTIONS``), re-exported by ``model/actions/scheduler.py``
 where ``NEXT`` finds every scheduler action. Each yields nothing under the variants that do not use it.
@@ -33,7 +33,7 @@ __all__ = ["deliver_pod_update", "update_pod_in_cache", "update_pod_in_schedulin
 def deliver_pod_update(ctx: Context, state: State):
     """The scheduler's informer delivers a pod's update (the API's version now) to its cache, queue
     and event handlers at once: a pod the queue does not hold as a Deferred resize (stale view only,
-    ``scheduler_view: stale``; DESIGN.md §3). Updates of one pod merge (``model/informer.delivered``)."""
+    ``scheduler_view: stale``; docs/design.md §3). Updates of one pod merge (``model/informer.delivered``)."""
     for i, guard in _deliveries(ctx, state, queued_deferred=False):
         yield Action("DeliverPodUpdate", (("pod", ctx.names[i]),)), guard, delivered(ctx, state, i)
 
@@ -75,7 +75,7 @@ def _deliveries(ctx: Context, state: State, queued_deferred: bool) -> list:
 def evict_victim(ctx: Context, state: State):
     """A preemption's API calls for one victim complete (asynchronous preemption only): the victim
     gets DisruptionTarget and starts terminating, unless it is already deleting or gone; once a
-    preemptor's last call is done, PreEnqueue lets it back into activeQ on its next event (reference
+    preemptor's last call is done, PreEnqueue lets it back into activeQ on its next event (docs/reference.md
     §3.1, §3.3 'Execution')."""
     if ctx.variant.preemption_calls != "asynchronous":
         return

@@ -1,17 +1,17 @@
 """The kube-scheduler's event handlers: what the scheduler does with the pod updates of one step.
 
 After every action's effect (and on the initial state) ``scheduler_observes`` applies what the
-scheduler's informer event handlers do (synchronous informer: DESIGN.md §3 "scheduler view:
+scheduler's informer event handlers do (synchronous informer: docs/design.md §3 "scheduler view:
 synchronous"; the handlers see each update at once):
 
 * AddPod at start-up / UpdatePod: a running pod that gains PodResizePending=Deferred enters the
   queue (gate on; node not opted out, with the v1.37 opt-out); when the condition disappears or the
-  pod goes away it leaves the queue and the scheduler forgets what it kept for it (reference §4.3
+  pod goes away it leaves the queue and the scheduler forgets what it kept for it (docs/reference.md §4.3
   (1), §4.4, §7.3 S-5, S-17, S-18).
 * Queueing hints: a parked/unschedulable Deferred pod is requeued when another pod on its node
   changes size or is deleted, or when its own desired changes (S-6..S-16); an unschedulable
   pending pod is requeued when an assigned pod is deleted or scales down, or a nominated pending
-  pod is deleted (reference §3.5).
+  pod is deleted (docs/reference.md §3.5).
 * Beta (``scale_up_requeue: add-or-activate``): when an assigned pod scales up, updatePod calls
   ``SchedulingQueue.AddOrActivate`` for the Deferred pods on its node, wherever they are (KEP-5836
   beta 'Handling Node Evaluation Results'). With ``scale_up_events: other-pods`` (the narrower reading)
@@ -21,7 +21,7 @@ Updates are detected by value (``model/memo.differs``): a pod the step did not c
 event. Every pod of a state is at the handlers' fixed point for "no event", so only the pods a
 step changed, and the pods an event may concern, are visited.
 
-Left out: informer lag (the stale-view variant of DESIGN.md §3), label-only updates, node events.
+Left out: informer lag (the stale-view variant of docs/design.md §3), label-only updates, node events.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The kubelet's actions (per node): admission, the pending-resize retry pass, actuation and the end
-of a pod's termination (reference §2).
+of a pod's termination (docs/reference.md §2).
 
 The retry pass walks the node's pending resizes in the kubelet's order and allocates each one
-that fits; an allocation earlier in the pass leaves less room for later ones (reference §2.2,
+that fits; an allocation earlier in the pass leaves less room for later ones (docs/reference.md §2.2,
 §2.3). It runs on the events the kubelet retries on (``RetryPendingResizes``: a pod update, a
 removed pod, a completed resize) and periodically (``PeriodicRetryPendingResizes``, 3 minutes:
 time is abstract, it may happen at any time).
@@ -30,7 +30,7 @@ status the API receives carries PodResizeInProgress exactly when allocated diffe
 is what the model writes at once. Generations are not a field of the model: every spec change bumps
 ``metadata.generation``, and ``observed`` says whether the kubelet has evaluated the current one (a
 condition's ``observedGeneration`` equals it); nothing reads the numbers further (``IsPodResizeDeferred``
-reads the reason only, reference §1 "Infeasible detection"). So "resize, revert, resize again" before
+reads the reason only, docs/reference.md §1 "Infeasible detection"). So "resize, revert, resize again" before
 the kubelet looks is, for the kubelet, one evaluation of the latest spec: the condition and its age
 stay (scenario ``deferred-resize-requested-again``); after it looked, the revert cleared the condition.
 
@@ -65,7 +65,7 @@ __all__ = ["admit_pod", "reject_pod", "pending_resize_slots", "retry_order_key",
 
 
 def admit_pod(ctx: Context, state: State):
-    """The kubelet admits a newly bound pod that fits next to the admitted pods (reference §2.1)."""
+    """The kubelet admits a newly bound pod that fits next to the admitted pods (docs/reference.md §2.1)."""
     for i, pod in enumerate(state.pods):
         bound = pod.phase == Phase.BOUND
         if is_false(bound):
@@ -95,7 +95,7 @@ def _increases(pod: PodState):
 
 @overridable
 def retry_order_key(ctx: Context, index: int, increases: bool, undecided: bool, since: int) -> tuple:
-    """The kubelet's sort key of a pending resize (``sortPendingResizes``, reference §2.3): resizes that
+    """The kubelet's sort key of a pending resize (``sortPendingResizes``, docs/reference.md §2.3): resizes that
     increase no request first, then higher priority, then Guaranteed before Burstable, then pods that
     carry PodResizePending, the older condition first (``since``: the rank of its lastTransitionTime,
     ``model/actions/queue_order.py``), then those that carry none; equal ages in declaration order."""
@@ -103,7 +103,7 @@ def retry_order_key(ctx: Context, index: int, increases: bool, undecided: bool, 
 
 
 def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[int, object]]:
-    """The kubelet's pending-resize list for ``node`` in retry order (reference §2.3), as
+    """The kubelet's pending-resize list for ``node`` in retry order (docs/reference.md §2.3), as
     ``(pod index, condition)`` slots: each pod has one slot per value of the state-dependent parts
     of its sort key (``retry_order_key``), and the condition says the pod is pending and its key has
     those values. The slots are in key order, so processing the slots whose condition holds walks
@@ -134,13 +134,13 @@ def pending_resize_slots(ctx: Context, state: State, node: int) -> list[tuple[in
 @overridable
 def resize_condition_after_retry(ctx: Context, pod: PodState, revert, fits):
     """PodResizePending after the kubelet decided on the pod's resize: cleared when the resize is
-    reverted (desired = allocated) or allocated, Deferred when it does not fit (reference §2.2, §2.4)."""
+    reverted (desired = allocated) or allocated, Deferred when it does not fit (docs/reference.md §2.2, §2.4)."""
     return ite(or_(revert, fits), ResizeReason.NONE, ResizeReason.DEFERRED)
 
 
 def resize_infeasible(ctx: Context, pod: PodState, index: int):
     """``podResizesAdmitHandler``, the kubelet's first admit handler: the resize changes a request that
-    the pod's node pins for it (a Guaranteed pod beside a static CPU or memory manager; reference §2.2,
+    the pod's node pins for it (a Guaranteed pod beside a static CPU or memory manager; docs/reference.md §2.2,
     ``spec/kubernetes/qos.py``). Decided before the fit: Infeasible however much room there is."""
     return or_(*(and_(pod.node == n, not_(veq([pod.desired[r] for r in pinned], [pod.allocated[r] for r in pinned])))
                  for n, pinned in enumerate(ctx.pinned_resources[index]) if pinned))
@@ -190,7 +190,7 @@ def _node_flags(ctx: Context, state: State, node: int, kind: str) -> tuple:
 
 def retry_pending_resizes(ctx: Context, state: State):
     """The kubelet handles a pod update or a pod removal on its node and retries every pending
-    resize (triggers pod_resized / pod_updated / pods_removed / pod_terminated; reference §2.3)."""
+    resize (triggers pod_resized / pod_updated / pods_removed / pod_terminated; docs/reference.md §2.3)."""
     for node in ctx.node_range:
         guard = or_(state.retry_due[node], *_node_flags(ctx, state, node, "unobserved"))
         if is_false(guard):
@@ -200,7 +200,7 @@ def retry_pending_resizes(ctx: Context, state: State):
 
 @overridable
 def periodic_retry_pending_resizes(ctx: Context, state: State):
-    """The kubelet's periodic retry (3 minutes after the last pass; reference §2.3, §7.4 P-8)."""
+    """The kubelet's periodic retry (3 minutes after the last pass; docs/reference.md §2.3, §7.4 P-8)."""
     for node in ctx.node_range:
         guard = any_(_node_flags(ctx, state, node, "deferred"))
         if is_false(guard):
@@ -210,7 +210,7 @@ def periodic_retry_pending_resizes(ctx: Context, state: State):
 
 def actuate_resize(ctx: Context, state: State):
     """The kubelet actuates an allocated resize: actual := allocated, PodResizeInProgress cleared
-    (reference §2.6); the completed resize triggers a retry of pending resizes (pod_resized, §2.3)."""
+    (docs/reference.md §2.6); the completed resize triggers a retry of pending resizes (pod_resized, §2.3)."""
     for i, pod in enumerate(state.pods):
         guard = and_(is_running(pod), pod.in_progress)
         if is_false(guard):
@@ -222,7 +222,7 @@ def actuate_resize(ctx: Context, state: State):
 @overridable
 def pods_removed_retry(ctx: Context, state: State, node) -> State:
     """A pod left ``node``: the kubelet owes a retry pass over its pending resizes (pods_removed,
-    reference §2.3; KEP-5836 §Kubelet-Scheduler Preemption Interaction)."""
+    docs/reference.md §2.3; KEP-5836 §Kubelet-Scheduler Preemption Interaction)."""
     return mark_retry_due(state, node)
 
 

@@ -1,4 +1,4 @@
-"""Victim selection (DefaultPreemption PostFilter), reference §3.3 and §7.4.
+"""Victim selection (DefaultPreemption PostFilter), docs/reference.md §3.3 and §7.4.
 
 * Potential victims on a node: pods with priority strictly below the preemptor's (P-1). Pods
   already terminating are included, as in ``SelectVictimsOnNode``; "evicting" one again is a

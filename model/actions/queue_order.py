@@ -1,7 +1,7 @@
 """Timestamps the model keeps as ranks (time is abstract): the scheduling queue's, and the
 ``lastTransitionTime`` of the kubelet's ``PodResizePending`` condition.
 
-**The queue.** PrioritySort orders pods of equal priority by ``QueuedPodInfo.Timestamp`` (reference §3.1;
+**The queue.** PrioritySort orders pods of equal priority by ``QueuedPodInfo.Timestamp`` (docs/reference.md §3.1;
 ``plugins/queuesort/priority_sort.go: Less``), which the queue sets when a pod is added
 (``newQueuedPodInfo``) and again when a scheduling cycle fails and the pod goes back
 (``backend/queue/scheduling_queue.go: AddUnschedulableIfNotPresent``, "Refresh the timestamp since the pod
@@ -13,7 +13,7 @@ from activeQ to the unschedulable pool, gets the newest timestamp (ranked after 
 several in one step tie); the others keep their order; a pod out of the queue has rank 0.
 
 **The kubelet's pending condition.** ``sortPendingResizes`` puts older ``PodResizePending`` conditions
-first among pending resizes of equal priority and QoS class (reference §2.3;
+first among pending resizes of equal priority and QoS class (docs/reference.md §2.3;
 ``pkg/kubelet/allocation/allocation_manager.go``). The status manager gives the condition a new
 ``lastTransitionTime`` when it appears or its reason changes (Deferred ↔ Infeasible) and keeps it when the
 kubelet sets the same reason again, for a later resize too (kubernetes/kubernetes #131478: the PR that

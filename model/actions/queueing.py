@@ -2,7 +2,7 @@
 (``model/actions/informer.py``) applies to each pod of a step — the queueing hints that release a
 pod from the unschedulable pool, DefaultPreemption's PreEnqueue, which Deferred pods the scheduler
 queues at all (KEP-5836), where a pod goes when the scheduler starts, and the fields the handlers
-write (reference §3.1, §4.3, §4.4; beta's ``SchedulingQueue.AddOrActivate``).
+write (docs/reference.md §3.1, §4.3, §4.4; beta's ``SchedulingQueue.AddOrActivate``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = [
 def kept_promise(ctx: Context, pod: PodState):
     """The pod's ghost promise while its resize is still outstanding in the API (the pod runs, its
     desired requests are not allocated, and the kubelet has not marked the resize Infeasible, which
-    the scheduler no longer reserves room for: reference §1.2, max(A, R)); zero otherwise."""
+    the scheduler no longer reserves room for: docs/reference.md §1.2, max(A, R)); zero otherwise."""
     outstanding = and_(is_running(pod), not_(veq(pod.desired, pod.allocated)), pod.resize != ResizeReason.INFEASIBLE)
     return ite(outstanding, pod.promised, vzero(ctx.width))
 
@@ -40,7 +40,7 @@ def released_from_unschedulable_pool(ctx: Context, pod: PodState, event):
 
 def held_back_by_pre_enqueue(ctx: Context, pod: PodState):
     """DefaultPreemption's PreEnqueue keeps a pod out of activeQ while its own preemption calls are in
-    flight (asynchronous preemption only; reference §3.1)."""
+    flight (asynchronous preemption only; docs/reference.md §3.1)."""
     if ctx.variant.preemption_calls != "asynchronous":
         return False
     return pod.preempting
@@ -48,7 +48,7 @@ def held_back_by_pre_enqueue(ctx: Context, pod: PodState):
 
 def queued_deferred_pod(ctx: Context, pod: PodState):
     """A Deferred pod the scheduler keeps in its queue (gate on; with the v1.37 opt-out, not on a
-    node that disables resize preemption: reference §4.3 (1), §4.4, §7.3 S-5)."""
+    node that disables resize preemption: docs/reference.md §4.3 (1), §4.4, §7.3 S-5)."""
     candidate = and_(ctx.variant.gate_on, is_deferred(pod))
     if ctx.variant.opt_out_enforcement == "not-queued":
         candidate = and_(candidate, not_(pick(ctx.resize_preemption_disabled, pod.node, False)))
@@ -57,7 +57,7 @@ def queued_deferred_pod(ctx: Context, pod: PodState):
 
 def startup_queue(ctx: Context, pod: PodState):
     """Where the AddPod handler puts a pod when the scheduler starts: pending and Deferred pods in
-    activeQ (reference §4.3 (1) cold start, §7.3 S-17)."""
+    activeQ (docs/reference.md §4.3 (1) cold start, §7.3 S-17)."""
     return ite(or_(pod.phase == Phase.PENDING, queued_deferred_pod(ctx, pod)), Queue.ACTIVE, Queue.NOT_QUEUED)
 
 

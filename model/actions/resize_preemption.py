@@ -1,5 +1,5 @@
 """The kube-scheduler's actions for a Deferred resize (KEP-5836): the restricted cycle of a Deferred
-pod on its own node (reference §4). A Deferred pod whose resize fits in the scheduler's view is
+pod on its own node (docs/reference.md §4). A Deferred pod whose resize fits in the scheduler's view is
 parked for the kubelet (``ParkDeferredPod``, v1.37) or passes a no-op Bind and leaves the queue
 (``BindDeferredPod``, the beta design); one that does not fit preempts on its own node
 (``PreemptForResize``, no ``nominatedNodeName`` in the alpha) or waits (``ResizeUnschedulable``);
@@ -33,8 +33,8 @@ __all__ = [
 
 
 def resize_preemption_eligible(ctx: Context, state: State, claimant: int):
-    """May this Deferred pod preempt now? ``preemptionPolicy: Never`` forbids it (reference §4.3
-    (10)); the double-preemption guard of the variant may make it wait (reference §4.6)."""
+    """May this Deferred pod preempt now? ``preemptionPolicy: Never`` forbids it (docs/reference.md §4.3
+    (10)); the double-preemption guard of the variant may make it wait (docs/reference.md §4.6)."""
     if ctx.never_preempts[claimant]:
         return False
     return double_preemption_guard_allows(ctx, state, claimant)
@@ -42,7 +42,7 @@ def resize_preemption_eligible(ctx: Context, state: State, claimant: int):
 
 @overridable
 def double_preemption_guard_allows(ctx: Context, state: State, claimant: int):
-    """The variant's double-preemption guard lets the Deferred pod preempt now (reference §4.6)."""
+    """The variant's double-preemption guard lets the Deferred pod preempt now (docs/reference.md §4.6)."""
     pod = state.pods[claimant]
     guard = ctx.variant.double_preemption_guard
     if guard == "none":
@@ -59,7 +59,7 @@ def node_allows_resize_preemption(ctx: Context, state: State, claimant: int):
     """DeferredPodScheduling.Filter's policy check (beta ``opt_out_enforcement: filter``): the pod's
     node does not disable resize preemption, else UnschedulableAndUnresolvable, so the pod neither
     preempts nor binds (KEP-5836 beta 'Policy Enforcement via DeferredPodScheduling Plugin';
-    reference §7.3 S-20). With the v1.37 option such a pod is never queued (``model/actions/informer.py``)."""
+    docs/reference.md §7.3 S-20). With the v1.37 option such a pod is never queued (``model/actions/informer.py``)."""
     if ctx.variant.opt_out_enforcement != "filter":
         return True
     return not_(pick(ctx.resize_preemption_disabled, state.pods[claimant].node, False))
@@ -102,7 +102,7 @@ def _popped_copy(ctx: Context, state: State, claimant: int):
 
 @per_state
 def _resize_victims(ctx: Context, state: State, claimant: int, queued=None):
-    """(candidate, victims) for a Deferred pod on its own node (reference §4.3 (3)-(5), §4.4)."""
+    """(candidate, victims) for a Deferred pod on its own node (docs/reference.md §4.3 (3)-(5), §4.4)."""
     eligible = and_(node_allows_resize_preemption(ctx, state, claimant),
                     resize_preemption_eligible(ctx, state, claimant))
     if is_false(eligible):
@@ -134,7 +134,7 @@ def abort_deferred_cycle(ctx: Context, state: State):
 def park_deferred_pod(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod whose resize fits its node: Permit rejects it with
     "pod resize fits, waiting for Kubelet actuation" and it is parked (v1.37 ``fitted_resize:
-    park``; reference §4.4, §7.3 S-21)."""
+    park``; docs/reference.md §4.4, §7.3 S-21)."""
     yield from _fitted_resizes(ctx, state, "park", "ParkDeferredPod", Queue.UNSCHEDULABLE)
 
 
@@ -163,7 +163,7 @@ def resize_claimant_fields(ctx: Context, state: State, claimant: int) -> dict:
     """What the scheduler writes and keeps for a Deferred pod it preempted for: it waits in the
     unschedulable pool, carries the promise of its desired size (a ghost field for the properties),
     and, per the variant, an in-memory assume of that size, victims tracked in memory, or its own
-    node as nominatedNodeName (reference §4.3 (5), §4.6)."""
+    node as nominatedNodeName (docs/reference.md §4.3 (5), §4.6)."""
     pod = state.pods[claimant]
     fields = dict(queue=Queue.UNSCHEDULABLE, promised=pod.desired)
     if ctx.variant.reservation == "assume":
@@ -177,7 +177,7 @@ def resize_claimant_fields(ctx: Context, state: State, claimant: int) -> dict:
 
 def preempt_for_resize(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod that does not fit: DefaultPreemption evicts victims on
-    its own node; nominatedNodeName is never set in the alpha (reference §4.3 (5), (9), §7.3 S-1)."""
+    its own node; nominatedNodeName is never set in the alpha (docs/reference.md §4.3 (5), (9), §7.3 S-1)."""
     for claimant, base, fits, queued in _deferred_cycles(ctx, state):
         base = and_(base, not_(fits))
         if is_false(base):
@@ -198,7 +198,7 @@ def preempt_for_resize(ctx: Context, state: State):
 def resize_unschedulable(ctx: Context, state: State):
     """Restricted cycle for a Deferred pod that does not fit and cannot preempt (no strictly
     lower-priority victims that suffice, preemptionPolicy Never, or the double-preemption guard):
-    it waits in the unschedulable pool (reference §4.3 (5), §7.3 S-3)."""
+    it waits in the unschedulable pool (docs/reference.md §4.3 (5), §7.3 S-3)."""
     for claimant, base, fits, queued in _deferred_cycles(ctx, state):
         base = and_(base, not_(fits))
         if is_false(base):

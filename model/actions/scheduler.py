@@ -1,5 +1,5 @@
 """The kube-scheduler's actions for pending pods: scheduling cycles, preemption and the
-unschedulable pool (reference §3); what the restricted cycle of a Deferred pod (KEP-5836,
+unschedulable pool (docs/reference.md §3); what the restricted cycle of a Deferred pod (KEP-5836,
 ``model/actions/resize_preemption.py``) shares with them: the head of activeQ and the eviction of
 victims. The informer's late deliveries are ``model/actions/asynchrony.py``'s.
 
@@ -40,7 +40,7 @@ __all__ = [
 def at_head(ctx: Context, state: State, claimant: int):
     """The next scheduling cycle may pop ``claimant``: it is in activeQ, no pod of higher priority
     is, and no pod of equal priority with an earlier queue timestamp is (PrioritySort's Less:
-    priority, then ``QueuedPodInfo.Timestamp``; equal timestamps in either order; reference §3.1,
+    priority, then ``QueuedPodInfo.Timestamp``; equal timestamps in either order; docs/reference.md §3.1,
     ``model/actions/queue_order.py``)."""
     priority = ctx.priorities[claimant]
     pod = state.pods[claimant]
@@ -61,7 +61,7 @@ def at_head(ctx: Context, state: State, claimant: int):
 
 
 def victims_terminating_on(ctx: Context, state: State, claimant: int, node):
-    """A lower-priority pod on ``node`` is terminating because of preemption (reference §3.3
+    """A lower-priority pod on ``node`` is terminating because of preemption (docs/reference.md §3.3
     'Eligibility': the preemptor waits for its nominated node's victims)."""
     priority = ctx.priorities[claimant]
     return any_(
@@ -71,7 +71,7 @@ def victims_terminating_on(ctx: Context, state: State, claimant: int, node):
 
 
 def _pending_pod_eligible(ctx: Context, state: State, claimant: int):
-    """PodEligibleToPreemptOthers for a pending pod (reference §3.3)."""
+    """PodEligibleToPreemptOthers for a pending pod (docs/reference.md §3.3)."""
     if ctx.never_preempts[claimant]:
         return False
     nominated = state.pods[claimant].nominated
@@ -80,7 +80,7 @@ def _pending_pod_eligible(ctx: Context, state: State, claimant: int):
 
 class _PendingCycle:
     """What one scheduling cycle computes for a pending pod: fit per node, and per node the
-    preemption candidate and its victims (reference §3.2-§3.4)."""
+    preemption candidate and its victims (docs/reference.md §3.2-§3.4)."""
 
     def __init__(self, ctx: Context, state: State, claimant: int):
         pod = state.pods[claimant]
@@ -132,7 +132,7 @@ def _pending_cycles(ctx: Context, state: State) -> list:
 
 def evict_victims(ctx: Context, state: State, claimant: int, node, victims: dict) -> list:
     """prepareCandidate: delete victims with DisruptionTarget, clear lower-priority nominations on
-    the node (reference §3.3 'Execution', §7.4 P-5). Returns ``update`` changes on the API state
+    the node (docs/reference.md §3.3 'Execution', §7.4 P-5). Returns ``update`` changes on the API state
     ``state`` (a call on a pod already deleting or gone changes nothing). With asynchronous
     preemption the victims' calls are only issued here (``evicting_for``; ``evict_victim`` completes
     each) and the preemptor is marked as preempting, which PreEnqueue holds back; a victim whose
@@ -163,7 +163,7 @@ def evict_victims(ctx: Context, state: State, claimant: int, node, victims: dict
 
 def _bound(ctx: Context, node: int) -> dict:
     """The binding's writes: spec.nodeName, and with the stale view the assumed pod in the
-    scheduler's own cache (it sees its own binding at once; reference §3.2 'assume'). A binding of a
+    scheduler's own cache (it sees its own binding at once; docs/reference.md §3.2 'assume'). A binding of a
     pod that the API no longer has as pending fails and writes nothing."""
     fields = dict(phase=Phase.BOUND, node=node)
     if ctx.variant.scheduler_view == "stale":
@@ -172,7 +172,7 @@ def _bound(ctx: Context, node: int) -> dict:
 
 
 def bind_pod(ctx: Context, state: State):
-    """Scheduling cycle for a pending pod that fits: assume and bind (reference §3.2)."""
+    """Scheduling cycle for a pending pod that fits: assume and bind (docs/reference.md §3.2)."""
     for claimant, base, cycle in _pending_cycles(ctx, state):
         for node in ctx.node_range:
             guard = and_(base, cycle.may_bind[node])
@@ -185,7 +185,7 @@ def bind_pod(ctx: Context, state: State):
 
 def preempt_for_pod(ctx: Context, state: State):
     """Scheduling cycle for a pending pod that fits nowhere: PostFilter evicts victims and sets
-    nominatedNodeName (reference §3.3)."""
+    nominatedNodeName (docs/reference.md §3.3)."""
     for claimant, base, cycle in _pending_cycles(ctx, state):
         base = and_(base, not_(cycle.any_fit))
         if is_false(base):
@@ -203,7 +203,7 @@ def preempt_for_pod(ctx: Context, state: State):
 
 def pod_unschedulable(ctx: Context, state: State):
     """Scheduling cycle for a pending pod that fits nowhere and cannot preempt: it goes to the
-    unschedulable pool (reference §3.1)."""
+    unschedulable pool (docs/reference.md §3.1)."""
     for claimant, base, cycle in _pending_cycles(ctx, state):
         base = and_(base, not_(cycle.any_fit))
         if is_false(base):
@@ -217,7 +217,7 @@ def pod_unschedulable(ctx: Context, state: State):
 
 def flush_unschedulable_pod(ctx: Context, state: State):
     """The periodic flush moves a pod that waited long enough in the unschedulable pool back to
-    the active queue (5 minutes; reference §3.1, §7.4 P-8)."""
+    the active queue (5 minutes; docs/reference.md §3.1, §7.4 P-8)."""
     for i, pod in enumerate(state.pods):
         guard = released_from_unschedulable_pool(ctx, pod, True)
         if is_false(guard):

@@ -1,4 +1,4 @@
-"""The actions of users and controllers: the environment around a resize (DESIGN.md §2).
+"""The actions of users and controllers: the environment around a resize (docs/design.md §2).
 
 Each is bounded by the scenario's menu (``environment``: each entry happens at most once) and by
 ``maxEvents``; users and controllers are never assumed fair (``spec/kep/fairness.py``).
@@ -27,7 +27,7 @@ __all__ = ["request_resize", "create_pod", "delete_pod", "restart_scheduler"]
 
 
 def request_resize(ctx: Context, state: State):
-    """A user PATCHes the pod's /resize subresource: desired changes (reference §2.1, §2.5).
+    """A user PATCHes the pod's /resize subresource: desired changes (docs/reference.md §2.1, §2.5).
 
     Requests above the node's allocatable are rejected by the API server since v1.36 and never
     reach the pod; the scenario loader refuses them.
@@ -75,7 +75,7 @@ def delete_pod(ctx: Context, state: State):
 def recreate_pod(ctx: Context, state: State):
     """A controller recreates a pod that is gone (evicted, deleted) under the same name, as a
     StatefulSet does: a new pending pod at the declared requests, in activeQ, with nothing of the
-    old one's status (DESIGN.md §2, environment). Each recreation of the menu happens at most once,
+    old one's status (docs/design.md §2, environment). Each recreation of the menu happens at most once,
     so evictions stay finite and the liveness properties are checked where they are not final. With
     asynchronous preemption a preemption call still in flight for the old pod completes first (it
     names the old pod's UID; the model has no UIDs, so it orders the two instead)."""
@@ -106,7 +106,7 @@ def _restarted(ctx: Context, pod, zero) -> dict:
 
 def restart_scheduler(ctx: Context, state: State):
     """The kube-scheduler restarts: its queue and in-memory state are lost; on start-up the AddPod
-    handler re-enqueues pending and Deferred pods (reference §4.3 (1), §7.3 S-17)."""
+    handler re-enqueues pending and Deferred pods (docs/reference.md §4.3 (1), §7.3 S-17)."""
     for event_index, _ in menu(ctx, "restart"):
         guard = within_budget(ctx, state, event_index)
         if is_false(guard):

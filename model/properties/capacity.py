@@ -1,4 +1,4 @@
-"""The predicates about capacity (reference §1, §2, §4.5): KubeletNeverOvercommits, NoDoubleReservation,
+"""The predicates about capacity (docs/reference.md §1, §2, §4.5): KubeletNeverOvercommits, NoDoubleReservation,
 KubeletHonorsReservation and BoundPodsAdmitted, with the terms they add up (``tally``): what the
 kubelet has allocated on a node, what the scheduler granted in a step and what the kubelet granted,
 and what still holds each grant — terms ``model/properties/explain.py`` reads, so a trace report
@@ -89,7 +89,7 @@ def _held(ctx: Context, pod: PodState, index: int, claimant_priority: int):
 
 def _grants_fit(ctx: Context, after: State, grants: list):
     """Each grant, plus the outstanding grants of equal or higher priority on its node (resize
-    promises and nominations; a lower-priority one may be overtaken, reference §3.4), plus what the
+    promises and nominations; a lower-priority one may be overtaken, docs/reference.md §3.4), plus what the
     non-terminating pods hold, fits the node's allocatable."""
     if not grants:
         return True  # all_ of nothing

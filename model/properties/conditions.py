@@ -1,4 +1,4 @@
-"""The predicates about the resize conditions (reference §2.4, §2.5): ConditionsTruthful —
+"""The predicates about the resize conditions (docs/reference.md §2.4, §2.5): ConditionsTruthful —
 PodResizePending and PodResizeInProgress always describe the real state, and the scheduler never
 nominates a resize where the variant does not — and its witnesses ResizeDeferred and
 ResizeInProgress.

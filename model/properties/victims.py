@@ -1,4 +1,4 @@
-"""The predicates about victims (reference §3.3, §4.3–§4.6): VictimsStrictlyLowerPriority,
+"""The predicates about victims (docs/reference.md §3.3, §4.3–§4.6): VictimsStrictlyLowerPriority,
 NoVictimWithoutNeed, NoExcessVictims, NoNeedlessVictimForPendingPod and NoDoublePreemption, with the terms they judge (who was
 evicted in a step and for whom, which victims a claimant still had in flight), which
 ``model/properties/explain.py`` reads to say why one fails.
@@ -134,7 +134,7 @@ def no_needless_victim_for_pending_pod(ctx: Context, before: State, action: Acti
 
 def kubelet_fit_victims(ctx: Context, state: State, claimant: int, node) -> dict:
     """Pod index -> condition: the victims upstream's selection (all strictly-lower-priority pods
-    removed, then the greedy reprieve, reference §3.3, P-1, P-2) picks for the pending ``claimant`` on
+    removed, then the greedy reprieve, docs/reference.md §3.3, P-1, P-2) picks for the pending ``claimant`` on
     ``node`` with ``kubelet_allocation_fit`` as the fit. The unmutated selection: this is the judge."""
     potential = potential_victims.__wrapped__(ctx, state, claimant, node)
     if not potential:

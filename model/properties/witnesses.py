@@ -1,6 +1,6 @@
 """The sometimes-properties of steps: witnesses that the behaviour the always-properties judge does
 happen (a resize preempted for, then allocated; a victim evicted; a pod admitted; a pending pod
-bound, or preempting, beside a Deferred resize), so that no safety verdict is vacuous (DESIGN.md §4).
+bound, or preempting, beside a Deferred resize), so that no safety verdict is vacuous (docs/design.md §4).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Fairness as data: which groups of actions are assumed weakly fair, and the real mechanism each
-assumption stands for (DESIGN.md §2 "Time is abstract"; reference §3.1, §2.3, §7.4 P-8).
+assumption stands for (docs/design.md §2 "Time is abstract"; docs/reference.md §3.1, §2.3, §7.4 P-8).
 
 Weak fairness of an action group, as TLA+ writes ``WF_vars(A)``: no run may keep an action of the
 group continuously enabled forever without taking it. The liveness checker applies it per action
@@ -28,25 +28,25 @@ FAIRNESS_GROUPS: tuple[FairnessGroup, ...] = (
     FairnessGroup("scheduler-cycle",
                   ("BindPod", "PreemptForPod", "PodUnschedulable", "ParkDeferredPod", "BindDeferredPod", "PreemptForResize",
                    "ResizeUnschedulable", "AbortDeferredCycle"),
-                  "the scheduler keeps popping activeQ; backoff is at most 10 s", "reference §3.1, §7.4 P-8"),
+                  "the scheduler keeps popping activeQ; backoff is at most 10 s", "docs/reference.md §3.1, §7.4 P-8"),
     FairnessGroup("scheduler-flush", ("FlushUnschedulablePod",),
                   "pods left in the unschedulable pool for 5 minutes are flushed back to the queue",
-                  "reference §3.1, §7.4 P-8"),
+                  "docs/reference.md §3.1, §7.4 P-8"),
     FairnessGroup("informer-delivery", ("DeliverPodUpdate", "UpdatePodInCache", "UpdatePodInSchedulingQueue"),
                   "the scheduler's informer delivers every watch event, in order (stale view only)",
-                  "DESIGN.md §3 'scheduler view'", (("scheduler_view", "stale"),)),
+                  "docs/design.md §3 'scheduler view'", (("scheduler_view", "stale"),)),
     FairnessGroup("preemption-calls", ("EvictVictim",),
                   "the preemption goroutine's API calls complete (asynchronous preemption only)",
-                  "reference §3.1, §3.3 'Execution'", (("preemption_calls", "asynchronous"),)),
+                  "docs/reference.md §3.1, §3.3 'Execution'", (("preemption_calls", "asynchronous"),)),
     FairnessGroup("kubelet-admission", ("AdmitPod", "RejectPod"),
-                  "the kubelet admits or rejects every pod bound to its node", "reference §2.1"),
+                  "the kubelet admits or rejects every pod bound to its node", "docs/reference.md §2.1"),
     FairnessGroup("kubelet-retry", ("RetryPendingResizes",),
                   "the kubelet retries pending resizes on pod updates, additions and removals",
-                  "reference §2.3 (pod_resized, pod_updated, pods_removed, pod_terminated)"),
+                  "docs/reference.md §2.3 (pod_resized, pod_updated, pods_removed, pod_terminated)"),
     FairnessGroup("kubelet-periodic-retry", ("PeriodicRetryPendingResizes",),
-                  "the kubelet's periodic retry, 3 minutes after the last pass", "reference §2.3, §7.4 P-8"),
+                  "the kubelet's periodic retry, 3 minutes after the last pass", "docs/reference.md §2.3, §7.4 P-8"),
     FairnessGroup("kubelet-actuation", ("ActuateResize",),
-                  "the kubelet actuates allocated resizes through the runtime", "reference §2.6"),
+                  "the kubelet actuates allocated resizes through the runtime", "docs/reference.md §2.6"),
     FairnessGroup("termination", ("FinishTermination",),
                   "a terminating pod's graceful termination period ends", "KEP-5836 §Pod Priority, Graceful Termination"),
 )

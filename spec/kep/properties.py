@@ -1,4 +1,4 @@
-"""The property catalog (DESIGN.md §4): one row per property, with the same name as its predicate in
+"""The property catalog (docs/design.md §4): one row per property, with the same name as its predicate in
 ``model/properties/catalog.py``.
 
 Kinds: ``always`` (must hold in every reachable state, or on every step for ``scope="step"``),
@@ -38,14 +38,14 @@ PROPERTIES: tuple[PropertySpec, ...] = (
     PropertySpec(
         "KubeletNeverOvercommits", ALWAYS,
         "on every node, the kubelet's allocations (max(allocated, actual) of every admitted pod) stay within allocatable",
-        "reference §2.2, §1.7", witnesses=("ResizeAllocatedAfterPreemption", "PodAdmitted"),
+        "docs/reference.md §2.2, §1.7", witnesses=("ResizeAllocatedAfterPreemption", "PodAdmitted"),
     ),
     PropertySpec(
         "NoDoubleReservation", ALWAYS,
         "whenever the scheduler grants capacity on a node (binds a pod, nominates a preemptor, preempts for a "
         "Deferred resize), that grant, the grants of equal or higher priority already outstanding there "
         "(resize promises, nominations), and what the non-terminating pods really hold fit in allocatable",
-        "KEP-5836 §Scheduler Resource Reservation; reference §3.4, §6", scope="step",
+        "KEP-5836 §Scheduler Resource Reservation; docs/reference.md §3.4, §6", scope="step",
         witnesses=("ResizePreempted", "PendingPodBoundBesideDeferredResize"),
     ),
     PropertySpec(
@@ -60,37 +60,37 @@ PROPERTIES: tuple[PropertySpec, ...] = (
     PropertySpec(
         "BoundPodsAdmitted", ALWAYS,
         "the kubelet never rejects (OutOfcpu/OutOfmemory) a pod the scheduler bound",
-        "reference §5 (#126891, #129532)", witnesses=("PodAdmitted",),
+        "docs/reference.md §5 (#126891, #129532)", witnesses=("PodAdmitted",),
     ),
     PropertySpec(
         "VictimsStrictlyLowerPriority", ALWAYS,
         "every pod evicted by preemption has a strictly lower priority than the pod it was evicted for",
-        "reference §3.3, §7.4 P-1", witnesses=("VictimEvicted",),
+        "docs/reference.md §3.3, §7.4 P-1", witnesses=("VictimEvicted",),
     ),
     PropertySpec(
         "NoVictimWithoutNeed", ALWAYS,
         "when the scheduler evicts, the claimant did not fit (in the scheduler's view) and would not fit with "
         "any one of the victims kept",
-        "reference §3.3 (greedy reprieve), §7.4 P-2", scope="step", witnesses=("VictimEvicted",),
+        "docs/reference.md §3.3 (greedy reprieve), §7.4 P-2", scope="step", witnesses=("VictimEvicted",),
     ),
     PropertySpec(
         "NoExcessVictims", ALWAYS,
         "a preemption for a resize evicts no victim the kubelet did not need: without any one of them the "
         "kubelet would still have room for the resize",
-        "KEP-5836 'Risk of Additional Preemption'; reference §4.7", scope="step", witnesses=("ResizePreempted",),
+        "KEP-5836 'Risk of Additional Preemption'; docs/reference.md §4.7", scope="step", witnesses=("ResizePreempted",),
     ),
     PropertySpec(
         "NoNeedlessVictimForPendingPod", ALWAYS,
         "a pending pod's preemption evicts only victims the same selection picks with the node's pods at the "
         "kubelet's allocations (none only because a Deferred resize counts at its desired size)",
         "KEP-5836 review point (c) 'we probably don't want to kill the original pod if it's not necessary'; "
-        "KEP-5836 'Race between a Deferred resize and a new higher-priority pod'; reference §3.3, §4.7",
+        "KEP-5836 'Race between a Deferred resize and a new higher-priority pod'; docs/reference.md §3.3, §4.7",
         scope="step", witnesses=("PendingPodPreemptsBesideDeferredResize",),
     ),
     PropertySpec(
         "NoDoublePreemption", ALWAYS,
         "a Deferred resize does not evict new victims while victims evicted for it earlier are still terminating",
-        "KEP-5836 'Shifting Preemption Victims during Scheduler Restart'; reference §4.6", scope="step",
+        "KEP-5836 'Shifting Preemption Victims during Scheduler Restart'; docs/reference.md §4.6", scope="step",
         witnesses=("ResizePreempted",),
     ),
     PropertySpec(
@@ -98,38 +98,38 @@ PROPERTIES: tuple[PropertySpec, ...] = (
         "PodResizePending is set exactly when a decided resize is waiting, PodResizeInProgress exactly when "
         "allocated != actual, and the scheduler never sets nominatedNodeName for a resize unless the variant "
         "uses nominations for resizes",
-        "reference §2.4, §4.4", witnesses=("ResizeDeferred", "ResizeInProgress"),
+        "docs/reference.md §2.4, §4.4", witnesses=("ResizeDeferred", "ResizeInProgress"),
     ),
     # --- sometimes (witnesses) -------------------------------------------------------------------
-    PropertySpec("ResizeDeferred", SOMETIMES, "some resize is marked PodResizePending=Deferred", "reference §2.2"),
-    PropertySpec("ResizeInProgress", SOMETIMES, "some resize is allocated and PodResizeInProgress", "reference §2.4"),
+    PropertySpec("ResizeDeferred", SOMETIMES, "some resize is marked PodResizePending=Deferred", "docs/reference.md §2.2"),
+    PropertySpec("ResizeInProgress", SOMETIMES, "some resize is allocated and PodResizeInProgress", "docs/reference.md §2.4"),
     PropertySpec("ResizePreempted", SOMETIMES, "the scheduler evicts a victim for a Deferred resize",
-                 "reference §4.3 (5)", scope="step"),
+                 "docs/reference.md §4.3 (5)", scope="step"),
     PropertySpec("ResizeAllocatedAfterPreemption", SOMETIMES,
-                 "a resize the scheduler preempted for is allocated by the kubelet", "reference §4.3 (8)",
+                 "a resize the scheduler preempted for is allocated by the kubelet", "docs/reference.md §4.3 (8)",
                  scope="step"),
-    PropertySpec("VictimEvicted", SOMETIMES, "some pod is evicted by preemption", "reference §3.3", scope="step"),
-    PropertySpec("PodAdmitted", SOMETIMES, "the kubelet admits a pod the scheduler bound", "reference §2.1",
+    PropertySpec("VictimEvicted", SOMETIMES, "some pod is evicted by preemption", "docs/reference.md §3.3", scope="step"),
+    PropertySpec("PodAdmitted", SOMETIMES, "the kubelet admits a pod the scheduler bound", "docs/reference.md §2.1",
                  scope="step"),
     PropertySpec("PendingPodBoundBesideDeferredResize", SOMETIMES,
-                 "the scheduler binds a pod to a node that holds a Deferred resize", "reference §4.7, #135107",
+                 "the scheduler binds a pod to a node that holds a Deferred resize", "docs/reference.md §4.7, #135107",
                  scope="step"),
     PropertySpec("PendingPodPreemptsBesideDeferredResize", SOMETIMES,
-                 "the scheduler evicts for a pending pod on a node that holds a Deferred resize", "reference §3.3, §4.7",
+                 "the scheduler evicts for a pending pod on a node that holds a Deferred resize", "docs/reference.md §3.3, §4.7",
                  scope="step"),
     # --- eventually (liveness under the stated fairness) -------------------------------------------
     PropertySpec("DeferredResizeResolved", EVENTUALLY,
                  "a Deferred resize that enough strictly-lower-priority victims could make room for is eventually "
-                 "allocated, reverted, or its pod is gone", "KEP-5836 §Motivation, §Goals; reference §6",
+                 "allocated, reverted, or its pod is gone", "KEP-5836 §Motivation, §Goals; docs/reference.md §6",
                  fairness=DEFAULT_FAIRNESS),
     PropertySpec("EveryDeferredResizeResolved", EVENTUALLY,
                  "every Deferred resize is eventually allocated, reverted, or its pod is gone (no premise: shows "
-                 "where a resize stays Deferred by design)", "reference §6 'Eventual resolution is not guaranteed'",
+                 "where a resize stays Deferred by design)", "docs/reference.md §6 'Eventual resolution is not guaranteed'",
                  fairness=DEFAULT_FAIRNESS),
-    PropertySpec("NoPreemptionLivelock", EVENTUALLY, "evictions eventually stop", "reference §6",
+    PropertySpec("NoPreemptionLivelock", EVENTUALLY, "evictions eventually stop", "docs/reference.md §6",
                  fairness=DEFAULT_FAIRNESS),
     PropertySpec("PendingPodResolved", EVENTUALLY,
-                 "a pending pod is eventually bound or stays unschedulable for lack of victims", "reference §3",
+                 "a pending pod is eventually bound or stays unschedulable for lack of victims", "docs/reference.md §3",
                  fairness=DEFAULT_FAIRNESS),
 )
 

@@ -15,7 +15,7 @@ a pod the kubelet's retry pass decides on).
 Table checks (``tests/test_transitions.py``): every status is known; every source status has one
 owning actor, except the ``SHARED_SOURCES`` listed with their reason; every action name exists in
 the model; nothing enters ``Absent``. Every step the model explores is checked against the table
-(step conformance, STYLE.md R3).
+(step conformance, docs/style.md R3).
 """
 
 from __future__ import annotations
@@ -94,32 +94,32 @@ _LIVE_ON_NODE = ("Bound",) + _RESIZABLE
 
 TRANSITIONS: tuple[Transition, ...] = tuple(
     # --- user / controllers ----------------------------------------------------------------------
-    _rows(Actor.USER, "RequestResize", "self", "reference §2.1, §2.5 (resize B supersedes A)",
+    _rows(Actor.USER, "RequestResize", "self", "docs/reference.md §2.1, §2.5 (resize B supersedes A)",
           ("Running", "ResizeRequested"), ("InProgress", "ResizeRequested"), ("Infeasible", "Superseded"),
           ("Deferred", "Superseded"), ("Preempting", "Superseded"))
-    + _rows(Actor.USER, "CreatePod", "self", "DESIGN.md §2 (environment)", ("Absent", "Pending"))
-    + _rows(Actor.USER, "DeletePod", "self", "DESIGN.md §2 (environment)",
+    + _rows(Actor.USER, "CreatePod", "self", "docs/design.md §2 (environment)", ("Absent", "Pending"))
+    + _rows(Actor.USER, "DeletePod", "self", "docs/design.md §2 (environment)",
             ("Pending", "Gone"), ("Nominated", "Gone"), *((s, "Terminating") for s in _LIVE_ON_NODE))
-    + _rows(Actor.USER, "RecreatePod", "self", "DESIGN.md §2 (environment); a StatefulSet controller", ("Gone", "Pending"))
+    + _rows(Actor.USER, "RecreatePod", "self", "docs/design.md §2 (environment); a StatefulSet controller", ("Gone", "Pending"))
     # --- kube-scheduler -------------------------------------------------------------------------
-    + _rows(Actor.SCHEDULER, "BindPod", "self", "reference §3.2", ("Pending", "Bound"), ("Nominated", "Bound"))
-    + _rows(Actor.SCHEDULER, "PreemptForPod", "self", "reference §3.3 (nominatedNodeName)",
+    + _rows(Actor.SCHEDULER, "BindPod", "self", "docs/reference.md §3.2", ("Pending", "Bound"), ("Nominated", "Bound"))
+    + _rows(Actor.SCHEDULER, "PreemptForPod", "self", "docs/reference.md §3.3 (nominatedNodeName)",
             ("Pending", "Nominated"), ("Nominated", "Nominated"))
-    + _rows(Actor.SCHEDULER, "PreemptForPod", "other", "reference §3.3 (victims), §7.4 P-5 (lower nominations cleared)",
+    + _rows(Actor.SCHEDULER, "PreemptForPod", "other", "docs/reference.md §3.3 (victims), §7.4 P-5 (lower nominations cleared)",
             *((s, "Terminating") for s in _LIVE_ON_NODE), ("Nominated", "Pending"))
-    + _rows(Actor.SCHEDULER, "PreemptForResize", "self", "reference §4.3 (5), §4.4", ("Deferred", "Preempting"))
-    + _rows(Actor.SCHEDULER, "PreemptForResize", "other", "reference §4.3 (5), §7.4 P-5",
+    + _rows(Actor.SCHEDULER, "PreemptForResize", "self", "docs/reference.md §4.3 (5), §4.4", ("Deferred", "Preempting"))
+    + _rows(Actor.SCHEDULER, "PreemptForResize", "other", "docs/reference.md §4.3 (5), §7.4 P-5",
             *((s, "Terminating") for s in _LIVE_ON_NODE), ("Nominated", "Pending"))
-    + _rows(Actor.SCHEDULER, "EvictVictim", "self", "reference §3.1 (asynchronous preemption), §3.3 'Execution'",
+    + _rows(Actor.SCHEDULER, "EvictVictim", "self", "docs/reference.md §3.1 (asynchronous preemption), §3.3 'Execution'",
             *((s, "Terminating") for s in _LIVE_ON_NODE))
     # --- kubelet --------------------------------------------------------------------------------
-    + _rows(Actor.KUBELET, "AdmitPod", "self", "reference §2.1", ("Bound", "Running"))
-    + _rows(Actor.KUBELET, "RejectPod", "self", "reference §2.1 (OutOfcpu / OutOfmemory)", ("Bound", "Rejected"))
+    + _rows(Actor.KUBELET, "AdmitPod", "self", "docs/reference.md §2.1", ("Bound", "Running"))
+    + _rows(Actor.KUBELET, "RejectPod", "self", "docs/reference.md §2.1 (OutOfcpu / OutOfmemory)", ("Bound", "Rejected"))
     + [
         row
         for action in ("RetryPendingResizes", "PeriodicRetryPendingResizes")
         for row in _rows(
-            Actor.KUBELET, action, "other", "reference §2.2, §2.3, §2.5",
+            Actor.KUBELET, action, "other", "docs/reference.md §2.2, §2.3, §2.5",
             ("ResizeRequested", "InProgress"), ("ResizeRequested", "Deferred"), ("ResizeRequested", "Running"),
             ("Deferred", "InProgress"), ("Deferred", "Running"), ("Preempting", "InProgress"), ("Preempting", "Running"),
             ("Superseded", "InProgress"), ("Superseded", "Deferred"), ("Superseded", "Preempting"),
@@ -129,25 +129,25 @@ TRANSITIONS: tuple[Transition, ...] = tuple(
     + [
         row
         for action in ("RetryPendingResizes", "PeriodicRetryPendingResizes")
-        for row in _rows(Actor.KUBELET, action, "other", "DESIGN.md §3 stale view: the scheduler preempted for the "
+        for row in _rows(Actor.KUBELET, action, "other", "docs/design.md §3 stale view: the scheduler preempted for the "
                          "resize on an old copy before it saw the new spec, which the kubelet now defers",
                          ("ResizeRequested", "Preempting"))
     ]
     + [
         row
         for action in ("RetryPendingResizes", "PeriodicRetryPendingResizes")
-        for row in _rows(Actor.KUBELET, action, "other", "reference §2.2 (podResizesAdmitHandler: a Guaranteed pod "
+        for row in _rows(Actor.KUBELET, action, "other", "docs/reference.md §2.2 (podResizesAdmitHandler: a Guaranteed pod "
                          "beside a static CPU or memory manager)",
                          ("ResizeRequested", "Infeasible"), ("Superseded", "Infeasible"))
     ]
-    + _rows(Actor.KUBELET, "ActuateResize", "self", "reference §2.6", ("InProgress", "Running"))
-    + _rows(Actor.KUBELET, "FinishTermination", "self", "reference §2.3 (pods_removed), KEP-5836 §Kubelet-Scheduler Preemption Interaction",
+    + _rows(Actor.KUBELET, "ActuateResize", "self", "docs/reference.md §2.6", ("InProgress", "Running"))
+    + _rows(Actor.KUBELET, "FinishTermination", "self", "docs/reference.md §2.3 (pods_removed), KEP-5836 §Kubelet-Scheduler Preemption Interaction",
             ("Terminating", "Gone"))
 )
 
 # Statuses that leave the node: any actor that deletes (user) or evicts (scheduler) may cause them.
 REMOVAL_STATUSES = ("Terminating", "Gone")
-# A user may supersede a resize in any status; that is the "resize B supersedes A" of DESIGN.md §2.
+# A user may supersede a resize in any status; that is the "resize B supersedes A" of docs/design.md §2.
 RESIZE_REQUEST_ACTION = "RequestResize"
 
 # Source statuses with more than one owner once removals and resize requests are set aside.

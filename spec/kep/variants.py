@@ -1,15 +1,17 @@
 """Design decisions of KEP-5836 and the named variants (combinations of options) the checker runs.
 
-Each decision is a point the KEP or its review discusses (DESIGN.md §3; reference §4). The first
+Each decision is a point the KEP or its review discusses (docs/design.md §3; docs/reference.md §4). The first
 option of each decision is the v1.37 alpha as implemented (kubernetes/kubernetes PR #140000).
 A variant names one option per decision; ``alpha-1.37`` is the baseline.
 
 ``scheduler_view`` and ``preemption_calls`` say how asynchronous the scheduler is; the ``-stale``
 variants turn both on. The last four decisions are the choices of the KEP's beta text (v1.38,
-``reference/upstream/kep-5836-README-beta.md``, listed in ``BETA-CHANGES.md``): ``beta-1.38`` takes
+the KEP-5836 README in its beta state for v1.38, kubernetes/enhancements
+``keps/sig-scheduling/5836-scheduler-preemption-for-ippr/README.md``; what beta changes is listed in
+docs/design.md §3): ``beta-1.38`` takes
 the beta option of each, and of ``double_preemption_guard`` (the beta adopts the spec.nodeName
 check), so that any one of them can be switched back to the alpha option alone. Two beta changes
-are not switches because the v1.37 implementation already does them (reference §4.4, PR #140000):
+are not switches because the v1.37 implementation already does them (docs/reference.md §4.4, PR #140000):
 the scheduler, not a kubelet-written pod condition, reads the node's opt-out, and the kubelet never
 preempts for a resize (kubernetes/kubernetes #139996); the model has no kubelet-side preemption.
 """
@@ -41,14 +43,14 @@ DECISIONS: tuple[Decision, ...] = (
             "new pods still see max(desired, allocated, actual) (KEP-5836 Risk of Additional Preemption)",
             "every assigned pod at its allocation only: the review's 'the scheduler must assume' premise",
         ),
-        "reference §1.2, §1.6, §4.7; KEP-5836 'Risk of Additional Preemption'",
+        "docs/reference.md §1.2, §1.6, §4.7; KEP-5836 'Risk of Additional Preemption'",
     ),
     Decision(
         "resize_preemption",
         "resize preemption (feature gate InPlacePodVerticalScalingSchedulerPreemption)",
         ("on", "off"),
         ("Deferred pods enter the scheduling queue and may preempt (KEP-5836)", "gate disabled: v1.36 behaviour"),
-        "reference §4.1, §4.3",
+        "docs/reference.md §4.1, §4.3",
     ),
     Decision(
         "reservation",
@@ -73,14 +75,14 @@ DECISIONS: tuple[Decision, ...] = (
             "treat spec.nodeName as the nomination in that eligibility check",
         ),
         "KEP-5836 'Shifting Preemption Victims during Scheduler Restart' (alpha), 'Preventing Additional "
-        "Preemption Across Grace Periods and Restarts' (beta adopts the spec.nodeName check); reference §4.6, §3.3",
+        "Preemption Across Grace Periods and Restarts' (beta adopts the spec.nodeName check); docs/reference.md §4.6, §3.3",
     ),
     Decision(
         "kubelet_measure",
         "how the kubelet measures the resizing pod",
         ("desired", "max"),
         ("desired requests only (implementation)", "max(desired, allocated, actual) (KEP-5836 text)"),
-        "reference §2.2, §4.9",
+        "docs/reference.md §2.2, §4.9",
     ),
     Decision(
         "kubelet_order",
@@ -90,7 +92,7 @@ DECISIONS: tuple[Decision, ...] = (
             "non-increasing first, then priority, then Deferred before not-yet-decided, then age",
             "in the order the resizes were requested (pod declaration order)",
         ),
-        "reference §2.3",
+        "docs/reference.md §2.3",
     ),
     Decision(
         "scheduler_view",
@@ -103,7 +105,7 @@ DECISIONS: tuple[Decision, ...] = (
             "queue keep the copy last delivered, except what the scheduler writes itself (assume on Bind). At most "
             "one undelivered update per pod: later writes merge into it, so the handlers see old → newest",
         ),
-        "DESIGN.md §3 'scheduler view'; KEP-1287 'Scheduler race'; reference §4.5; KEP-5836 'Conflicting Sources "
+        "docs/design.md §3 'scheduler view'; KEP-1287 'Scheduler race'; docs/reference.md §4.5; KEP-5836 'Conflicting Sources "
         "of Truth for the Pod'",
     ),
     Decision(
@@ -115,7 +117,7 @@ DECISIONS: tuple[Decision, ...] = (
             "the calls run after the cycle, one step per victim (EvictVictim); DefaultPreemption's PreEnqueue keeps "
             "the preemptor out of activeQ until its last call is done",
         ),
-        "reference §3.1 (async preemption, PreEnqueue), §3.3 'Execution'",
+        "docs/reference.md §3.1 (async preemption, PreEnqueue), §3.3 'Execution'",
     ),
     Decision(
         "fitted_resize",
@@ -127,7 +129,7 @@ DECISIONS: tuple[Decision, ...] = (
             "it passes Permit and a Bind that does nothing for a bound pod, and leaves the scheduling queue; "
             "the cache's max(desired, allocated, actual) keeps its room (beta)",
         ),
-        "reference §4.3 (5), §4.4; KEP-5836 beta 'Handling Node Evaluation Results'",
+        "docs/reference.md §4.3 (5), §4.4; KEP-5836 beta 'Handling Node Evaluation Results'",
     ),
     Decision(
         "queued_pod_copy",
@@ -139,7 +141,7 @@ DECISIONS: tuple[Decision, ...] = (
             "the cycle swaps the popped pod for the cache's copy; when that copy is gone or no longer Deferred the "
             "cycle aborts and the pod is dropped from the queue without requeueing (beta)",
         ),
-        "reference §4.4, §4.5; KEP-5836 'Conflicting Sources of Truth for the Pod' (alpha and beta), "
+        "docs/reference.md §4.4, §4.5; KEP-5836 'Conflicting Sources of Truth for the Pod' (alpha and beta), "
         "'NodeResourcesFit Plugin: Calculating Resource Fit in the Filter Phase'",
     ),
     Decision(
@@ -153,7 +155,7 @@ DECISIONS: tuple[Decision, ...] = (
             "SchedulingQueue.AddOrActivate: added when out of the queue, activated when waiting; deletions and "
             "downsizes still requeue through the hints (beta)",
         ),
-        "reference §4.3 (6), §7.3 S-6..S-16; KEP-5836 beta 'Handling Node Evaluation Results', "
+        "docs/reference.md §4.3 (6), §7.3 S-6..S-16; KEP-5836 beta 'Handling Node Evaluation Results', "
         "'Reconsideration Race Conditions'",
     ),
     Decision(
@@ -177,7 +179,7 @@ DECISIONS: tuple[Decision, ...] = (
             "the pod is queued and DeferredPodScheduling.Filter rejects its node as UnschedulableAndUnresolvable: "
             "no preemption and no Bind; it waits in the unschedulable pool for a Node update (beta)",
         ),
-        "reference §4.3 (11), §4.4, §7.3 S-5, S-20; KEP-5836 beta 'Policy Enforcement via "
+        "docs/reference.md §4.3 (11), §4.4, §7.3 S-5, S-20; KEP-5836 beta 'Policy Enforcement via "
         "DeferredPodScheduling Plugin'",
     ),
 )

@@ -2,10 +2,10 @@
 
 Pod phases are the model's own coarse phases of a pod object (the API phase plus where it stands
 with scheduler and kubelet); resize conditions are the pod conditions of KEP-1287 as of v1.33+
-(reference §2.4); actors own the actions (reference §2, §3, §4).
+(docs/reference.md §2.4); actors own the actions (docs/reference.md §2, §3, §4).
 
 Left out: pod phases Succeeded/Unknown, the PodScheduled condition (KEP-5836 never touches it,
-reference §4.4), limits and QoS classes (the model's pods are Burstable with requests only).
+docs/reference.md §4.4), limits and QoS classes (the model's pods are Burstable with requests only).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Phase(IntEnum):
 
 
 class ResizeReason(IntEnum):
-    """Reason of the ``PodResizePending`` condition (absent = NONE). Reference §2.4, §1.2."""
+    """Reason of the ``PodResizePending`` condition (absent = NONE). docs/reference.md §2.4, §1.2."""
 
     NONE = 0
     DEFERRED = 1
@@ -36,7 +36,7 @@ class ResizeReason(IntEnum):
 
 
 class Queue(IntEnum):
-    """Where the kube-scheduler keeps the pod (reference §3.1). Backoff is folded into ACTIVE."""
+    """Where the kube-scheduler keeps the pod (docs/reference.md §3.1). Backoff is folded into ACTIVE."""
 
     NOT_QUEUED = 0
     ACTIVE = 1  # activeQ / backoffQ: will be popped by a scheduling cycle

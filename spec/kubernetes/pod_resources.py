@@ -1,5 +1,5 @@
 """How Kubernetes adds a pod's containers up: the KEP-753 formula of ``PodRequests`` (component-helpers
-``resource.AggregateContainerRequests`` / ``aggregateContainerResourcesByFn``; reference §1.4), the
+``resource.AggregateContainerRequests`` / ``aggregateContainerResourcesByFn``; docs/reference.md §1.4), the
 pod-level override (``applyPodLevelResources``, §1.5) and the overhead (§1.4), as rules on resource maps.
 
 Regular containers and sidecars (init containers with ``restartPolicy: Always``) run together and

@@ -9,9 +9,9 @@
 - **Requests at most limits** (``ValidateResourceRequirements``, ``pkg/apis/core/validation``:
   "must be less than or equal to cpu limit").
 - **A resize may not change the QoS class** (``ValidatePodResize``, same file: "Pod QOS Class may
-  not change as a result of resizing"; reference §2.1 step 1).
+  not change as a result of resizing"; docs/reference.md §2.1 step 1).
 - **The kubelet's Infeasible decisions** (``podResizesAdmitHandler.Admit``,
-  ``pkg/kubelet/allocation/handlers.go``; reference §2.2): for a Guaranteed pod, a resize that
+  ``pkg/kubelet/allocation/handlers.go``; docs/reference.md §2.2): for a Guaranteed pod, a resize that
   changes the cpu request on a node whose kubelet runs the static CPU manager
   (``cpuManagerPolicy: static``), or the memory request under the static memory manager
   (``memoryManagerPolicy: Static``), is Infeasible — the feature gates that lift this

@@ -4,7 +4,7 @@ resizes that name containers.
 
 The model's state machine holds one request vector per pod state (desired, allocated, actual): the
 pod's ``PodRequests`` totals, each built from its containers with the KEP-753 formula, pod-level
-resources and overhead (``spec/kubernetes/pod_resources.py``; reference §1.2, §1.4, §1.5). Per container:
+resources and overhead (``spec/kubernetes/pod_resources.py``; docs/reference.md §1.2, §1.4, §1.5). Per container:
 ``requests`` and ``limits`` (requests default to the limits and may not exceed them), and on a running
 pod ``allocated`` (``status.containerStatuses[].allocatedResources``, default: the requests) and
 ``actual`` (``…resources.requests``, default: the allocation). The QoS class is ``GetPodQOS`` over every

@@ -5,7 +5,7 @@ matches: the scenario lists them instead of labels) and ``minAvailable``, an int
 disruption controller (``pkg/controller/disruption/disruption.go``) publishes
 ``status.disruptionsAllowed`` = currentHealthy − desiredHealthy, never below 0, where desiredHealthy
 is ``minAvailable`` and currentHealthy counts the selected pods that are Ready and not being deleted
-(``countHealthyPods``). The scheduler's preemption reads that status (reference §3.3 step 4,
+(``countHealthyPods``). The scheduler's preemption reads that status (docs/reference.md §3.3 step 4,
 ``filterPodsWithPDBViolation``); ``model/actions/preemption.py`` does the rest.
 
 Left out: ``maxUnavailable`` and percentages (they need the pods' controller and its scale;

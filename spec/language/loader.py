@@ -1,10 +1,10 @@
 """Scenarios: YAML files in Kubernetes vocabulary, loaded into plain data.
 
-A scenario names nodes (allocatable, optionally with a ``pods`` count, the ``disableResizePreemption`` opt-out of reference §4.3
+A scenario names nodes (allocatable, optionally with a ``pods`` count, the ``disableResizePreemption`` opt-out of docs/reference.md §4.3
 (11)), pods (priority or ``priorityClassName`` of a declared PriorityClass, ``spec.language.priority_classes``;
 ``preemptionPolicy``, requests/allocated/actual, an initial resize condition) and the environment's menu: what users and controllers may do, each at most once,
 and how many of those events one run may use (``maxEvents``). The schema is documented in the
-README ("Scenario files").
+docs/scenarios.md ("Scenario files").
 
 Quantities use Kubernetes notation (``500m``, ``2``, ``1Gi``). The loader scales each resource
 down by the greatest common divisor of every quantity of that resource in the scenario, so the
@@ -198,7 +198,7 @@ def _resize_events(reader: FieldReader, resize_fields: list, resources: tuple, s
     one pod that name different resources (the kept value would depend on their order) are refused:
     not modelled. A resize whose requests exceed the allocatable of the pod's node (of any node, for
     a pending pod) is refused as the API server refuses it since v1.36 (``PodResizeValidator``,
-    reference §2.1 step 1): it never reaches the pod. A resize that could never happen is refused:
+    docs/reference.md §2.1 step 1): it never reaches the pod. A resize that could never happen is refused:
     one to the pod's declared requests, or a repeat of an earlier one (resize, revert, resize again),
     when no other resize of the pod asks for something else (a recreation, which puts the declared
     requests back, also lets a repeat happen). Metadata.generation is not a field of the model: the
