@@ -42,7 +42,7 @@ from kepcheck.checks.outputs.files import OutputError, atomic_directory, check_o
 from kepcheck.checks.outputs.progress import PLAIN_SECONDS
 from kepcheck.checks.outputs.trace_report import trace_markdown, write_itf
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace, replay
-from kepcheck.checks.search.cluster import cluster_client, map_in_order
+from kepcheck.checks.search.cluster import check_address, cluster_client, map_in_order
 from kepcheck.checks.sweep.bounds import BoundsError, SweepBounds, load_bounds
 from kepcheck.checks.sweep.space import (
     MAX_SCENARIO_BOUND, Point, enumerate_points, largest_factor, point_document, scenario_bound,
@@ -347,6 +347,8 @@ def command_sweep(options) -> int:
     started = time.perf_counter()
     if options.cluster and options.workers:
         raise UsageError("--workers and --cluster exclude each other (a cluster brings its own workers)")
+    if options.cluster:
+        check_address(options.cluster)
     executors = options.cluster or options.workers or 1
     budget = (options.max_states, options.timeout_per_check)
     if options.deadline is not None:  # --timeout: the whole sweep, as wall-clock time for every worker
