@@ -38,7 +38,7 @@ from kepcheck.spec.kep.variants import VARIANTS
 from kepcheck.spec.language.loader import ScenarioError, parse_scenario
 
 from kepcheck.checks.exits import EXIT_DIFFERS, EXIT_INCONCLUSIVE, EXIT_OK, UsageError
-from kepcheck.checks.outputs.files import OutputError, atomic_directory, check_output_dir, say
+from kepcheck.checks.outputs.files import OutputError, atomic_directory, check_output_dir, lock_output, say
 from kepcheck.checks.outputs.progress import PLAIN_SECONDS
 from kepcheck.checks.outputs.trace_report import trace_markdown, write_itf
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace, replay
@@ -342,6 +342,7 @@ def command_sweep(options) -> int:
     bounds = load_bounds(options.bounds)
     try:
         directory = _output_directory(options.output or f"sweep-{bounds.name}")
+        lock_output(directory, options.output or f"sweep-{bounds.name}")  # one sweep at a time writes a store
     except OutputError as error:
         raise UsageError(f"-o {error}") from None
     started = time.perf_counter()
@@ -363,7 +364,10 @@ def command_sweep(options) -> int:
               flush=True)
 
     verdicts, scenarios, refused, differing = run_sweep(bounds, directory, executors, budget, announce=announce)
-    summary = write_result(bounds, verdicts, scenarios, directory / RESULT_DIR, differing)
+    try:
+        summary = write_result(bounds, verdicts, scenarios, directory / RESULT_DIR, differing)
+    except OutputError as error:
+        raise UsageError(f"-o {error}") from None
     unreached = verdicts[0].unreached if verdicts else 0
     for line in [verdict.line(bounds) for verdict in verdicts] + agreement_lines(bounds, differing, scenarios,
                                                                                  unreached):

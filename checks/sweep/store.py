@@ -176,7 +176,10 @@ class ResultStore:
         self._write(json.dumps({"key": key, "records": records}, separators=(",", ":"), sort_keys=True) + "\n")
 
     def _write(self, line: str) -> None:
-        with deferred_signals():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as store:
-                store.write(line)
+        try:
+            with deferred_signals():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with open(self.path, "a", encoding="utf-8") as store:
+                    store.write(line)
+        except OSError as error:  # a full disk: what is stored stays, and a re-run continues from it
+            raise StoreError(str(self.path), "", f"cannot write the store ({error.strerror or error})") from None
