@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 import traceback
 
-from kepcheck.checks.outputs.files import OutputError, check_output_dir, lock_output, say
+from kepcheck.checks.outputs.files import OutputError, check_output_dir, say
+from kepcheck.checks.outputs.locks import lock_output
 
 __all__ = ["EXIT_OK", "EXIT_DIFFERS", "EXIT_USAGE", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL", "EXIT_INTERRUPTED",
            "UsageError", "validate_options", "internal_error", "OUTPUT_FLAGS"]

@@ -45,8 +45,8 @@ def _meta_context(source: str, document: dict, scenario: str, variant: str, muta
     shipped = {s.name for s in default_scenarios()}
     field = "#meta.scenario" if scenario == meta.get("scenario") else "#meta.source"
     if field == "#meta.scenario" and scenario not in shipped:
-        raise ItfError(source, field, f"{shown(scenario)} is not a shipped scenario (kepcheck list names them); a trace "
-                                      "of a scenario file names it in #meta.source")
+        raise ItfError(source, field, f"unknown scenario {shown(scenario)}: not a shipped scenario (kepcheck list names "
+                                      "them); a trace of a scenario file names that file in #meta.source")
     try:
         if field == "#meta.source":
             if not scenario.endswith((".yaml", ".yml")):

@@ -127,3 +127,27 @@ def test_a_per_check_budget_bounds_each_scenario_and_variant(tmp_path):
     code, records, seconds = _check([*two, "--timeout-per-check", "2", "--timeout", "2"], tmp_path)
     assert code == 3 and seconds < 2 + COMMAND_SLACK_S, seconds
     assert any((r["reason"] or "").endswith("before this scenario × variant was started") for r in records)
+
+
+def test_a_time_budget_bounds_the_whole_sweep_and_a_rerun_continues(tmp_path):
+    """``sweep --timeout 4`` of 2,853 scenarios: the count is printed before the checks start, the
+    command ends within the slack of its budget, the scenarios it did not reach are inconclusive and
+    not stored (nor is any record cut short by the deadline), and a re-run with the same ``-o``
+    continues from the store."""
+    bounds = str(Path(__file__).resolve().parent.parent / "bench" / "sweeps" / "accounting-variants.yaml")
+    argv = [sys.executable, "-m", "kepcheck", "sweep", bounds, "-o", "out", "--workers", "2", "--timeout", "4"]
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    seconds = time.perf_counter() - started
+    assert "Traceback" not in done.stderr, done.stderr
+    assert seconds < 4 + COMMAND_SLACK_S, seconds
+    lines = done.stdout.splitlines()
+    assert lines[1] == "2,853 scenarios"
+    assert done.returncode in (1, 3), done.stderr  # 1 when a violation was found in what was reached
+    assert any("not reached within the time budget" in line for line in lines), lines
+    store = (tmp_path / "out" / "sweep-results.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [record for line in store[1:] for record in json.loads(line)["records"]]
+    assert len(store) - 1 < 2853 and all(r["verdict"] != "inconclusive" for r in records)
+    again = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert again.returncode in (1, 3), again.stderr
+    assert len((tmp_path / "out" / "sweep-results.jsonl").read_text(encoding="utf-8").splitlines()) >= len(store)

@@ -20,22 +20,21 @@ from __future__ import annotations
 
 import codecs
 import errno
-import fcntl
-import hashlib
+import glob
 import os
 import shutil
 import signal
 import stat
 import sys
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+
 __all__ = ["OutputError", "Interrupted", "check_output_dir", "atomic_directory", "REPORT_HEADING", "quiet_stdout",
            "tolerant_streams", "ascii_only", "deferred_signals", "install_interrupt_handlers", "restore_handlers",
-           "console", "width_of", "say", "interrupt_handled", "lock_output"]
+           "console", "width_of", "say", "interrupt_handled"]
 
 REPORT_HEADING = "# KEP-5836 design review"  # the first line of every review's index.md
 REPORT_ENTRIES = frozenset({"index.md", "lifecycle.md", "lifecycle.dot", "scenarios", "traces"})
@@ -248,59 +247,19 @@ def deferred_signals() -> Iterator[None]:
                 raise Interrupted(signum)
 
 
-_LOCKS: dict[str, int] = {}  # lock file -> descriptor, held until the process ends (the kernel frees it even on kill -9)
-
-
-def lock_output(target: Path, shown=None) -> None:
-    """Hold the lock of the output directory ``target`` for the rest of this process, so that two
-    runs never write one report or sweep store at once: ``OutputError`` (one line, exit 2) naming
-    the process that holds it. The lock is an ``flock`` on a file named after ``target`` in a
-    private folder of the temporary directory, so nothing is left beside the output and a killed
-    process holds nothing; where that folder cannot be made the run goes on unlocked."""
-    folder = Path(tempfile.gettempdir()) / f"kepcheck-locks-{os.getuid()}"
-    path = folder / (hashlib.sha256(os.fsencode(target)).hexdigest()[:32] + ".lock")
-    if str(path) in _LOCKS:
-        return
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "?"
-        os.close(descriptor)
-        raise OutputError(shown if shown is not None else target, f"is being written by another kepcheck (pid "
-                          f"{holder}); wait for it to end, or choose another directory") from None
-    os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, str(os.getpid()).encode("ascii"), 0)
-    _LOCKS[str(path)] = descriptor
-
-
-def _remove_dead_staging(target: Path) -> None:
-    """Staging directories of ``target`` left by a process that no longer runs (``kill -9`` while
-    writing): removed, so a re-run leaves exactly the new output beside it."""
+def remove_dead_staging(target: Path) -> None:
+    """Remove the staging directories of ``target`` whose process no longer runs (``kill -9`` while
+    writing), so that a re-run leaves exactly the new output beside it."""
     prefix = f".{target.name[:64]}.tmp-"
-    try:
-        entries = list(target.parent.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        pid = entry.name[len(prefix):].split("-")[0].split(".")[0] if entry.name.startswith(prefix) else ""
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(entry, ignore_errors=True)
-        except OSError:
-            continue
+    for entry in target.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = entry.name[len(prefix):].split("-")[0].split(".")[0]
+        if pid.isdigit() and os.path.isdir("/proc/self") and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(entry, ignore_errors=True)  # (without /proc nothing is removed)
 
 
 def _make_staging(target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_dead_staging(target)
+    remove_dead_staging(target)
     base = f".{target.name[:64]}.tmp-{os.getpid()}"
     for attempt in range(100):
         staging = target.parent / (base if attempt == 0 else f"{base}-{attempt}")

@@ -38,7 +38,8 @@ from kepcheck.spec.kep.variants import VARIANTS
 from kepcheck.spec.language.loader import ScenarioError, parse_scenario
 
 from kepcheck.checks.exits import EXIT_DIFFERS, EXIT_INCONCLUSIVE, EXIT_OK, UsageError
-from kepcheck.checks.outputs.files import OutputError, atomic_directory, check_output_dir, lock_output, say
+from kepcheck.checks.outputs.files import OutputError, atomic_directory, check_output_dir, say
+from kepcheck.checks.outputs.locks import lock_output
 from kepcheck.checks.outputs.progress import PLAIN_SECONDS
 from kepcheck.checks.outputs.trace_report import trace_markdown, write_itf
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace, replay
