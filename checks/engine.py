@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Callable, NamedTuple, Protocol, Sequence
 
-from kepcheck.spec.kep.properties import PropertySpec
+from kepcheck.spec.kep.properties import ALWAYS, EVENTUALLY, SOMETIMES, PropertySpec
 
 from kepcheck.checks.result import CheckResult
 from kepcheck.model.context import Context
 
-__all__ = ["Budget", "Deadline", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "engine", "default_workers",
-           "DepthProgress", "WalkProgress"]
+__all__ = ["Budget", "Deadline", "EngineOptions", "Engine", "ENGINE_MODULES", "ENGINE_NAMES", "ENGINE_KINDS", "engine",
+           "default_workers", "process_started", "DepthProgress", "WalkProgress"]
 
 
 def default_workers() -> int:
@@ -34,26 +34,69 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def process_started() -> float:
+    """When this process started, as a ``time.perf_counter()`` value (Linux: from ``/proc``, so the
+    interpreter's start-up counts against a command's budget too); now where that is not known."""
+    now = time.perf_counter()
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/uptime", encoding="ascii") as uptime:
+            age = float(uptime.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return now
+    return now - min(max(0.0, age), 60.0)  # a wild reading never eats a budget
+
+
 @dataclass(frozen=True)
 class Budget:
-    """How far an engine may go for one scenario × variant: a run that hits a budget reports
-    ``inconclusive`` with the budget in ``reason``, never ``holds``."""
+    """How far an engine may go: a run that hits a budget reports ``inconclusive`` with the budget
+    in ``reason``, never ``holds``.
+
+    ``max_states`` and ``timeout`` bound one scenario × variant (``--max-states``,
+    ``--timeout-per-check``); ``until`` is the whole command's deadline (``--timeout``), shared by
+    every scenario × variant of the run: ``checks.run.run_checks`` hands each engine the time left
+    of it as ``timeout`` (``for_one_check``) and marks what it did not reach ``inconclusive``."""
 
     max_states: int | None = None
-    timeout: float | None = None  # seconds
+    timeout: float | None = None  # seconds, per scenario × variant
+    until: "Deadline | None" = None  # the whole command's deadline
 
     def deadline(self) -> "Deadline | None":
         """The time budget as a deadline counted from now (None without one)."""
         return None if self.timeout is None else Deadline(time.perf_counter() + self.timeout, self.timeout)
 
+    def for_one_check(self) -> "Budget":
+        """The budget of the next scenario × variant: ``timeout`` cut to what is left of ``until``
+        (at least a millisecond: a deadline already passed is for the caller to see)."""
+        if self.until is None:
+            return self
+        left = max(0.001, self.until.left())
+        return Budget(self.max_states, left if self.timeout is None else min(self.timeout, left))
+
+    def cut_by_until(self) -> bool:
+        """Whether the command's deadline, not the per-check timeout, is the nearer one now."""
+        return self.until is not None and (self.timeout is None or self.until.left() < self.timeout)
+
 
 @dataclass(frozen=True)
 class Deadline:
     """A time budget as a point in time (``time.perf_counter()``): every phase of a run checks the one
-    deadline of its scenario × variant (search, compiling, liveness judgement)."""
+    deadline of its scenario × variant (search, compiling, liveness judgement), and the command's
+    deadline (``Budget.until``) bounds them all."""
 
     at: float
     seconds: float  # the budget as given
+
+    @classmethod
+    def after(cls, seconds: float | None, start: float | None = None) -> "Deadline | None":
+        """A deadline ``seconds`` after ``start`` (a ``time.perf_counter()`` value; default now), None
+        for None."""
+        return None if seconds is None else cls((time.perf_counter() if start is None else start) + seconds, seconds)
+
+    def sooner(self, seconds: float) -> "Deadline":
+        """The same budget ending ``seconds`` earlier (the time kept back for what follows)."""
+        return Deadline(self.at - seconds, self.seconds)
 
     def passed(self) -> bool:
         return time.perf_counter() > self.at
@@ -129,6 +172,10 @@ ENGINE_MODULES = {
     "random": "kepcheck.checks.engines.random_walk",  # Hypothesis random walks
 }
 ENGINE_NAMES = tuple(ENGINE_MODULES)
+ENGINE_KINDS = {  # the property kinds each engine judges (the others it reports not-checked)
+    "explicit": (ALWAYS, SOMETIMES, EVENTUALLY), "liveness": (EVENTUALLY,), "bmc": (ALWAYS,), "induction": (ALWAYS,),
+    "random": (ALWAYS, SOMETIMES),
+}
 
 
 def engine(name: str) -> Engine:

@@ -14,13 +14,14 @@ import math
 import traceback
 
 from kepcheck.checks.outputs.files import OutputError, check_output_dir, say
+from kepcheck.checks.outputs.locks import lock_output
 
 __all__ = ["EXIT_OK", "EXIT_DIFFERS", "EXIT_USAGE", "EXIT_INCONCLUSIVE", "EXIT_INTERNAL", "EXIT_INTERRUPTED",
            "UsageError", "validate_options", "internal_error", "OUTPUT_FLAGS"]
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 128 + their number (output.Interrupted.code)
-POSITIVE = ("max_states", "timeout", "depth", "max_k", "examples", "steps", "workers")
+POSITIVE = ("max_states", "timeout", "timeout_per_check", "depth", "max_k", "examples", "steps", "workers")
 OUTPUT_FLAGS = {"report": "--report", "out": "--out"}  # option -> flag of a report directory
 UNROLLING_ENGINES = ("bmc", "induction")  # they unroll depths and keep no states: --max-states means nothing
 
@@ -32,7 +33,8 @@ class UsageError(Exception):
 def validate_options(options) -> None:
     """Refuse, before any checking: budgets that are not positive and finite (``nan``, ``inf``), a
     state budget for an engine that keeps no states, a ``--fairness`` value with an empty group name
-    (only ``none`` means none), and a report directory that cannot be written (``checks/outputs/files.py``)."""
+    (only ``none`` means none), and a report directory that cannot be written or that another run is
+    writing (``checks/outputs/files.py``: its lock is then held until this process ends)."""
     for name in POSITIVE:
         value = getattr(options, name, None)
         if value is not None and not (value > 0 and (isinstance(value, int) or math.isfinite(value))):
@@ -47,7 +49,7 @@ def validate_options(options) -> None:
         value = getattr(options, name, None)
         if value is not None:
             try:
-                check_output_dir(value)
+                lock_output(check_output_dir(value), value)  # held to the end: no second run writes it meanwhile
             except OutputError as error:
                 raise UsageError(f"{flag} {error}") from None
 

@@ -13,6 +13,7 @@ usage error) naming what is unknown.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 from functools import lru_cache
@@ -25,16 +26,17 @@ from kepcheck.spec.kep.properties import PROPERTIES, PropertySpec
 from kepcheck.spec.kep.variants import VARIANTS, Variant, derived_variant
 from kepcheck.spec.language.loader import Scenario, default_scenarios, load_scenario
 
-from kepcheck.checks.engine import ENGINE_NAMES, Budget, EngineOptions, engine
+from kepcheck.checks.engine import ENGINE_KINDS, ENGINE_NAMES, Budget, Deadline, EngineOptions, engine
 from kepcheck.checks.engines.differential import DIFFERENTIAL_NAMES
 from kepcheck.model.lifecycle import LifecycleRecorder
-from kepcheck.checks.result import CheckResult, EngineError, replay
+from kepcheck.checks.result import INCONCLUSIVE, NOT_CHECKED, CheckResult, EngineError, replay
 from kepcheck.model.context import Context
 from kepcheck.model.memo import caching
 from kepcheck.model.mutants import MUTANTS, Mutant
 
 __all__ = ["ContextRun", "run_checks", "SelectionError", "select_scenarios", "select_variants", "select_properties",
-           "select_mutants", "select_engine", "select_fairness", "select_checks", "check_trace_replays", "LIFECYCLE_VARIANT"]
+           "select_mutants", "select_engine", "select_fairness", "select_checks", "check_trace_replays", "LIFECYCLE_VARIANT",
+           "not_reached"]
 
 LIFECYCLE_VARIANT = "alpha-1.37"  # recorded for the review's lifecycle diagram (else the run's first variant)
 
@@ -194,7 +196,12 @@ def run_checks(scenarios: Sequence[Scenario], variants: Sequence[Variant], prope
     The manifest's expectations assume the shipped scenarios, no mutant and each property's own
     fairness: any other run has no expectation (``expected`` is None). ``record_lifecycle``: record
     the lifecycle of the lifecycle variant's explorations (explicit engine) for the review.
-    ``starting(ctx)`` is called before each scenario × variant is checked, ``progress()`` after."""
+    ``starting(ctx)`` is called before each scenario × variant is checked, ``progress()`` after.
+
+    ``budget.until`` (``--timeout``) is one deadline for every scenario × variant: each engine gets
+    the time left of it (``Budget.for_one_check``), and once it has passed every scenario × variant
+    not yet started is ``inconclusive`` (``not_reached``) without running, so the whole run ends
+    within about a second of it. The reasons name the budget the user gave."""
     checker = engine(engine_name)
     shipped, manifest = _shipped()
     names = [v.name for v in variants]
@@ -210,7 +217,13 @@ def run_checks(scenarios: Sequence[Scenario], variants: Sequence[Variant], prope
             if starting is not None:
                 starting(ctx)
             started = time.perf_counter()
-            results = checker.check(ctx, properties, budget=budget, options=run_options)
+            if budget.until is not None and budget.until.passed():
+                results = not_reached(ctx, properties, engine_name, budget.until)
+            else:
+                cut = budget.cut_by_until()
+                results = checker.check(ctx, properties, budget=budget.for_one_check(), options=run_options)
+                if cut:
+                    _name_the_budget(results, budget.until)
             if options.parametric is None:  # a parametric trace replays in the scenario of the sizes Z3 chose (bmc)
                 _replayed(ctx, results)
             shipped_variant = variant in VARIANTS  # a derived variant (with switches) has no expectation
@@ -218,6 +231,28 @@ def run_checks(scenarios: Sequence[Scenario], variants: Sequence[Variant], prope
             if progress is not None:
                 progress()
             yield ContextRun(ctx, results, recorder, time.perf_counter() - started)
+
+
+_TIME_BUDGET = re.compile(r"time budget of [0-9.e+-]+ s reached|time budget exhausted|(?<=: )(timeout|canceled)$")
+
+
+def _name_the_budget(results: list[CheckResult], until: Deadline) -> None:
+    """An engine handed the time left of the command's deadline names that remainder in its reasons;
+    the user gave ``until.seconds``, so that is what the reasons say."""
+    for result in results:
+        if result.verdict == INCONCLUSIVE:
+            result.reason = _TIME_BUDGET.sub(until.reason, result.reason)
+
+
+def not_reached(ctx: Context, properties: Sequence[PropertySpec], engine_name: str, until: Deadline) -> list[CheckResult]:
+    """The results of a scenario × variant the command's deadline left no time for: ``inconclusive``
+    for every property kind the engine judges, ``not-checked`` for the others (as the engine says)."""
+    judged = ENGINE_KINDS[engine_name]
+    return [CheckResult(scenario=ctx.scenario.name, variant=ctx.variant.name, property=spec.name, kind=spec.kind,
+                        engine=engine_name, verdict=INCONCLUSIVE if spec.kind in judged else NOT_CHECKED,
+                        reason=(f"{until.reason} before this scenario × variant was started" if spec.kind in judged
+                                else f"the {engine_name} engine does not judge {spec.kind}-properties"),
+                        ref=spec.ref, mutants=tuple(sorted(ctx.mutants))) for spec in properties]
 
 
 def _with_recorder(options: EngineOptions, recorder: LifecycleRecorder) -> EngineOptions:

@@ -14,8 +14,12 @@ nodes and pods), so no real scenario meets them:
 
 A cluster snapshot (``kubectl get … -o yaml``, read by ``kepcheck import``) is a YAML stream of
 one or more documents and larger than any scenario: it is read within ``SNAPSHOT_MAX_BYTES`` and
-``SNAPSHOT_MAX_NODES`` (about 1,500 pods as kubectl prints them), with the same depth, integer
-and quantity limits.
+``SNAPSHOT_MAX_NODES`` (150 to 1,500 pods, depending on how much of each pod kubectl prints: its
+``managedFields`` alone are a few hundred nodes), with the same depth, integer and quantity limits.
+The node limit is what keeps a refusal within the budget: PyYAML composes about 35,000 nodes a
+second here, so a 10,000-pod list is refused after 60,000 nodes, in about a second, not parsed for
+ten. A larger cluster is snapshotted one node at a time (``kubectl get pods -A --field-selector
+spec.nodeName=NODE -o yaml``).
 
 Messages quote at most ``SHOWN_CHARS`` characters of an offending value (``shown``), and name a
 collection by its type only, so a message stays one short line whatever the input.
@@ -40,7 +44,7 @@ MAX_INT_DIGITS = 20
 MAX_QUANTITY_CHARS = 64
 SHOWN_CHARS = 40
 SNAPSHOT_MAX_BYTES = 16 << 20  # 16 MiB
-SNAPSHOT_MAX_NODES = 500_000
+SNAPSHOT_MAX_NODES = 60_000
 
 _COLLECTIONS = {dict: "a mapping", list: "a list", tuple: "a list", set: "a set", frozenset: "a set"}
 

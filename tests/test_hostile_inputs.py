@@ -12,11 +12,9 @@ The cases come from two places:
   ``tmp_path`` at test time. Their field is ``""`` when the problem is the file itself.
 
 Each case runs ``python -m kepcheck check --scenario FILE --variant alpha-1.37`` in a subprocess
-whose address space is capped (``RLIMIT_AS``, 1 GiB: a regression fails fast instead of
-swapping) and whose resource use is read from ``os.wait4``: CPU time (user + system, the whole
-process from interpreter start, so robust to a busy machine) under ``CPU_BUDGET_S`` and peak
-resident memory (the whole process) under ``RSS_BUDGET_BYTES``, with a wall-clock timeout as the
-last guard against a hang. The same input then goes through ``load_scenario`` in-process, which must raise the very
+within resource limits (``tests/limited_run.py``: address space capped, CPU time under
+``CPU_BUDGET_S`` and peak resident memory under ``RSS_BUDGET_BYTES`` as ``os.wait4`` measures
+them, a wall-clock timeout as the last guard against a hang). The same input then goes through ``load_scenario`` in-process, which must raise the very
 message the command line printed.
 
 Also here: merge keys (``<<``) are ordinary YAML and load to the same scenario as the expanded
@@ -27,10 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
-import subprocess
-import sys
-import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +35,9 @@ import pytest
 from kepcheck.spec.limits import MAX_FILE_BYTES, one_line
 from kepcheck.spec.language.loader import ScenarioError, load_scenario
 
+from limited_run import CPU_BUDGET_S, RSS_BUDGET_BYTES, Run, run_limited
+
 HOSTILE_DIR = Path(__file__).parent / "hostile"
-CPU_BUDGET_S = 2.0
-RSS_BUDGET_BYTES = 200 * 2**20
-ADDRESS_SPACE_LIMIT = 2**30
-WALL_TIMEOUT_S = 10.0
 BASE = 'name: hostile\nnodes:\n  - {name: n1, allocatable: {cpu: "4"}}\npods:\n'
 POD = '  - {name: a, node: n1, requests: {cpu: "1"}}\n'
 
@@ -136,48 +128,9 @@ GENERATED = [
 CASES = [_file_case(path) for path in sorted(HOSTILE_DIR.glob("*.yaml"))] + GENERATED
 
 
-@dataclass(frozen=True)
-class Run:
-    code: int
-    stdout: str
-    stderr: str
-    cpu_seconds: float
-    max_rss_bytes: int
-
-
-# A small launcher between pytest and the command line: a process's peak RSS (ru_maxrss) counts
-# the pages it inherited at fork, so the command line is forked from this ~10 MB interpreter, not
-# from pytest. It caps the address space, execs the command, and reports what os.wait4 measured.
-_LAUNCHER = textwrap.dedent("""\
-    import os, resource, sys
-    report, command = sys.argv[1], sys.argv[2:]
-    pid = os.fork()
-    if pid == 0:
-        resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
-        os.execv(command[0], command)
-    _, status, usage = os.wait4(pid, 0)
-    with open(report, "w") as out:
-        out.write(f"{{os.waitstatus_to_exitcode(status)}} {{usage.ru_utime + usage.ru_stime}} {{usage.ru_maxrss}}")
-""").format(limit=ADDRESS_SPACE_LIMIT)
-
-
 def run_cli(path: Path) -> Run:
-    """``kepcheck check --scenario path`` in a subprocess; its exit code, output and resource use."""
-    command = [sys.executable, "-m", "kepcheck", "check", "--scenario", str(path), "--variant", "alpha-1.37"]
-    with tempfile.TemporaryDirectory() as scratch:
-        report, out, err = (Path(scratch) / name for name in ("report", "out", "err"))
-        with out.open("wb") as stdout, err.open("wb") as stderr:
-            launcher = subprocess.Popen([sys.executable, "-I", "-S", "-c", _LAUNCHER, str(report), *command],
-                                        stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True)
-            try:
-                launcher.wait(timeout=WALL_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(launcher.pid, signal.SIGKILL)
-                launcher.wait()
-                pytest.fail(f"no answer within {WALL_TIMEOUT_S} s: a hang")
-        code, cpu, rss = report.read_text().split()
-        return Run(int(code), out.read_text("utf-8", "replace"), err.read_text("utf-8", "replace"),
-                   float(cpu), int(rss) * 1024)
+    """``kepcheck check --scenario path`` in a subprocess within resource limits (``tests/limited_run.py``)."""
+    return run_limited(["check", "--scenario", str(path), "--variant", "alpha-1.37"])
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

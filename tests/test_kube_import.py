@@ -15,6 +15,7 @@ from kepcheck.checks.kube.objects import Fields, STATES, pod_of, state_total
 from kepcheck.model.accounting.pod_requests import pod_requests
 from kepcheck.spec.language.fields import ScenarioError
 from kepcheck.spec.language.loader import load_scenario
+from kepcheck.spec.limits import SNAPSHOT_MAX_NODES
 
 FIXTURE = Path(__file__).parent / "fixtures" / "kubectl-snapshot.yaml"
 
@@ -298,7 +299,7 @@ def test_hostile_files_are_refused(tmp_path, capsys):
     assert "line 2: invalid YAML" in _refused(capsys, tmp_path, "items: [unclosed\n")
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdef", "bcdefg"))
-    assert "more than 500000 YAML nodes" in _refused(capsys, tmp_path, bomb)
+    assert f"more than {SNAPSHOT_MAX_NODES} YAML nodes" in _refused(capsys, tmp_path, bomb)
     assert "no Kubernetes objects in the file" in _refused(capsys, tmp_path, "---\n")
     assert "expected a Kubernetes object or List" in _refused(capsys, tmp_path, "- 1\n- 2\n")
     big = tmp_path / "huge.yaml"

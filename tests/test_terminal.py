@@ -268,3 +268,34 @@ def test_a_plain_install_carries_every_module_and_data_file(tmp_path):
               for path in (ROOT / layer).rglob("*") if path.is_file() and "__pycache__" not in path.parts}
     wanted |= {f"kepcheck/{path.name}" for path in (ROOT / "kepcheck").glob("*.py")}
     assert wanted <= names, sorted(wanted - names)[:10]
+
+# --- the matrix's layout without rich measuring every trial table (issue 29) ------------------------------
+
+def test_the_computed_natural_width_is_what_rich_measures_and_the_matrix_is_unchanged():
+    """``terminal.natural_width`` (the layout's trial tables, computed from their cells) equals rich's
+    own measurement of every table of a matrix with marks, sometimes-cells and state counts, and the
+    matrix printed with widths set (``_measured``) is the one rich lays out itself."""
+    from rich.console import Console
+
+    from kepcheck.checks.cli import terminal
+    from kepcheck.checks.run import run_checks, select_properties, select_scenarios, select_variants
+
+    outcome = list(run_checks(select_scenarios(["deferred-upsize-one-victim", "two-nodes"]),
+                              select_variants(["alpha-1.37", "allocated-only", "gate-off"]), select_properties(None)))
+    rows = terminal.check_rows(outcome)
+    wide = Console(file=io.StringIO(), width=100_000)
+    runs = outcome[:3]
+    tables = [terminal._wide_table(runs, rows)] + [terminal._keyed_table(runs, rows, list(range(1, k + 1)))
+                                                    for k in range(1, len(rows) + 1)]
+    for table in tables:
+        assert terminal.natural_width(table) == wide.measure(table).maximum
+    printed = []
+    for measured in (terminal._measured, lambda table: table):
+        out = Console(file=io.StringIO(), width=90, color_system=None)
+        original, terminal._measured = terminal._measured, measured
+        try:
+            terminal.print_matrix(out, outcome)
+        finally:
+            terminal._measured = original
+        printed.append(out.file.getvalue())
+    assert printed[0] == printed[1] and "two-nodes" in printed[0]

@@ -34,7 +34,7 @@ from kepcheck.spec.language.loader import ScenarioError, default_scenarios
 
 from kepcheck.checks.cli.replay import DEFAULT_VARIANT, judged_marks, replay_headline, replayed
 from kepcheck.checks.cli.terminal import mutant_verdicts, print_listing, print_matrix, print_text, print_traces
-from kepcheck.checks.engine import Budget, EngineOptions
+from kepcheck.checks.engine import Budget, Deadline, EngineOptions, process_started
 from kepcheck.checks.exits import (
     EXIT_DIFFERS, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, OUTPUT_FLAGS, UsageError, internal_error,
     validate_options,
@@ -57,6 +57,10 @@ from kepcheck.checks.sweep.command import add_sweep_parser, command_sweep
 from kepcheck.model.mutants import MUTANTS
 
 __all__ = ["main", "build_parser"]
+
+# --timeout: the share of the command's budget kept back for printing the results and writing the
+# report after the checks (at most OUTPUT_RESERVE_MAX seconds)
+OUTPUT_RESERVE, OUTPUT_RESERVE_MAX = 0.2, 1.0
 
 class _Parser(argparse.ArgumentParser):
     """argparse with its errors on one line (exit 2, as argparse does)."""
@@ -134,8 +138,9 @@ def command_check(options) -> int:
     properties, differential = select_checks(options.property, engine_name)
     mutants = select_mutants(options.mutant)
     started = time.perf_counter()
+    budget = Budget(options.max_states, options.timeout_per_check, until=_checking_deadline(options))
     outcome = _run_all(scenarios, variants, properties, engine_name=engine_name, mutants=mutants,
-                       budget=Budget(options.max_states, options.timeout), options=_engine_options(options, differential),
+                       budget=budget, options=_engine_options(options, differential),
                        record_lifecycle=options.report is not None)
     options.outcome_code = _exit_code([r for run in outcome for r in run.results])
     if options.report is not None:
@@ -254,8 +259,13 @@ def _check_parser(sub) -> None:
                        help="explicit: the search core: interpreted, vector (the model compiled and evaluated over "
                             "whole layers of states) or auto (default: interpreted, vector past 20,000 states)")
     check.add_argument("--workers", type=int, metavar="N", help="explicit: cores the vector core uses (default: all)")
-    check.add_argument("--max-states", type=int, metavar="N", help="state budget (verdicts become inconclusive)")
-    check.add_argument("--timeout", type=float, metavar="S", help="time budget per scenario and variant, seconds")
+    check.add_argument("--max-states", type=int, metavar="N", help="state budget of each scenario × variant (each "
+                       "search keeps at most N states; a search that reaches it is inconclusive)")
+    check.add_argument("--timeout", type=float, metavar="S", help="time budget of the whole command, seconds: every "
+                       "engine and phase, report writing included, shares one deadline; what it does not reach is "
+                       "inconclusive")
+    check.add_argument("--timeout-per-check", type=float, metavar="S", help="time budget of each scenario × variant, "
+                       "seconds (with --timeout the nearer deadline counts)")
     check.add_argument("--no-symmetry", action="store_true", help="explore without symmetry reduction "
                        "(never applied when eventually-properties are checked)")
     check.add_argument("--fairness", action="append", metavar="GROUP[,GROUP]",
@@ -300,6 +310,23 @@ def build_parser() -> argparse.ArgumentParser:
     for command in sub.choices.values():  # --debug after the subcommand too (the default stays the global one)
         command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     return parser
+
+
+def _command_deadline(options) -> Deadline | None:
+    """``--timeout S`` as one deadline for the whole command, counted from the start of the process
+    (``checks.engine.process_started``); a value ``validate_options`` will refuse gives none."""
+    seconds = getattr(options, "timeout", None)
+    if not (isinstance(seconds, float) and 0 < seconds < float("inf")):
+        return None
+    return Deadline.after(seconds, start=process_started())
+
+
+def _checking_deadline(options) -> Deadline | None:
+    """The deadline of the checks themselves: the command's, less the time kept back for printing the
+    results and writing the report (``OUTPUT_RESERVE``)."""
+    if options.deadline is None:
+        return None
+    return options.deadline.sooner(min(OUTPUT_RESERVE_MAX, OUTPUT_RESERVE * options.deadline.seconds))
 
 
 def _version() -> str:
@@ -347,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     errors and ``--help`` exit through ``SystemExit``, code 2 and 0)."""
     tolerant_streams()
     options = build_parser().parse_args(argv)
+    options.deadline = _command_deadline(options)
     handlers = install_interrupt_handlers()
     try:
         return _run_command(options)

@@ -18,6 +18,8 @@ Left out: abbreviating names to make a layout fit (a name is what a reviewer typ
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from kepcheck.spec.kep.properties import EVENTUALLY, SOMETIMES
 
 from kepcheck.checks.cli.replay import breach_marks
@@ -25,7 +27,8 @@ from kepcheck.checks.engines.differential import DIFFERENTIAL_NAMES
 from kepcheck.checks.outputs.report import counted, format_trace
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, SYMBOLS, VIOLATED
 
-__all__ = ["print_matrix", "print_traces", "print_text", "print_listing", "check_rows", "mutant_verdicts"]
+__all__ = ["print_matrix", "print_traces", "print_text", "print_listing", "check_rows", "mutant_verdicts",
+           "natural_width"]
 
 MISSING = "·"  # a check that did not run for this variant (a differential check that does not apply)
 
@@ -127,8 +130,33 @@ def _keyed_table(runs, rows, keys: list[int]):
 
 def _fits(console, table) -> bool:
     """Whether the table's natural width (every cell on one line) fits the console."""
-    unbounded = console.options.update(max_width=100_000)
-    return console.measure(table, options=unbounded).maximum <= console.width
+    return natural_width(table) <= console.width
+
+
+def natural_width(table) -> int:
+    """What rich measures as the natural width of one of these tables (``_new_table``: default box,
+    padding 1 on each side, no column limits), computed from its cells: the widest cell of each
+    column plus its padding, plus one border per column and one more. Rich's own measurement
+    renders every cell and took about 0.15 s a table, so the layout of the whole default matrix
+    (hundreds of trial tables) took half a minute; ``tests/test_terminal.py`` checks the two agree."""
+    widths = [max(_cell_width(cell) for cell in [column.header, *column.cells]) + 2 for column in table.columns]
+    return sum(widths) + len(widths) + 1
+
+
+def _measured(table):
+    """The table with every column's width set to its widest cell, so that rich does not measure
+    every cell again to lay it out (the same layout: these tables are printed only where they fit)."""
+    for column in table.columns:
+        column.width = max(_cell_width(cell) for cell in [column.header, *column.cells])
+    return table
+
+
+@lru_cache(maxsize=4096)
+def _cell_width(cell) -> int:
+    """The width of a cell's text on the terminal, its markup left out (cells repeat: cached)."""
+    from rich.text import Text
+
+    return Text.from_markup(cell).cell_len if isinstance(cell, str) else cell.cell_len
 
 
 def _keyed_tables(console, runs, rows) -> list:
@@ -177,7 +205,7 @@ def print_matrix(console, outcome) -> None:
         console.print()
         print_text(console, scenario, style="bold")
         for table in [_wide_table(runs, rows)] if wide else _keyed_tables(console, runs, rows):
-            console.print(table)
+            console.print(_measured(table))
 
 
 def print_traces(console, outcome, shown) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import glob
 import os
 import shutil
 import signal
@@ -29,6 +30,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
 
 __all__ = ["OutputError", "Interrupted", "check_output_dir", "atomic_directory", "REPORT_HEADING", "quiet_stdout",
            "tolerant_streams", "ascii_only", "deferred_signals", "install_interrupt_handlers", "restore_handlers",
@@ -245,8 +247,19 @@ def deferred_signals() -> Iterator[None]:
                 raise Interrupted(signum)
 
 
+def remove_dead_staging(target: Path) -> None:
+    """Remove the staging directories of ``target`` whose process no longer runs (``kill -9`` while
+    writing), so that a re-run leaves exactly the new output beside it."""
+    prefix = f".{target.name[:64]}.tmp-"
+    for entry in target.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = entry.name[len(prefix):].split("-")[0].split(".")[0]
+        if pid.isdigit() and os.path.isdir("/proc/self") and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(entry, ignore_errors=True)  # (without /proc nothing is removed)
+
+
 def _make_staging(target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_dead_staging(target)
     base = f".{target.name[:64]}.tmp-{os.getpid()}"
     for attempt in range(100):
         staging = target.parent / (base if attempt == 0 else f"{base}-{attempt}")

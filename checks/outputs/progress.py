@@ -99,8 +99,11 @@ class Reporter:
 
     def _budget_left(self, spent: float, where) -> str:
         left = []
-        if self.budget.timeout is not None:
-            left.append(f"{_seconds(max(0.0, self.budget.timeout - spent))}")
+        seconds = [self.budget.timeout - spent] if self.budget.timeout is not None else []
+        if self.budget.until is not None:  # the command's deadline (--timeout)
+            seconds.append(self.budget.until.left())
+        if seconds:
+            left.append(f"{_seconds(max(0.0, min(seconds)))}")
         states = getattr(where, "states", None)
         if self.budget.max_states is not None and states is not None:
             left.append(f"{max(0, self.budget.max_states - states):,} states")

@@ -16,12 +16,15 @@ and every other command work without it.
 from __future__ import annotations
 
 import logging
+import socket
 from contextlib import contextmanager
 from typing import Iterator
 
+from kepcheck.spec.limits import shown
+
 from kepcheck.checks.exits import UsageError
 
-__all__ = ["cluster_client", "map_in_order", "describe_cluster"]
+__all__ = ["cluster_client", "check_address", "map_in_order", "describe_cluster"]
 
 CONNECT_TIMEOUT = "20s"
 
@@ -44,6 +47,29 @@ def _local_workers(address: str) -> int | None:
     if not count.isdigit() or not 1 <= int(count) <= 256:
         raise UsageError(f"--cluster {address}: local:N needs N between 1 and 256")
     return int(count)
+
+
+REACH_TIMEOUT = 1.5  # seconds: a scheduler address that takes a TCP connection no sooner is refused
+
+
+def check_address(address: str) -> None:
+    """Refuse, before any work: a malformed ``--cluster`` value, and a scheduler address nothing
+    listens at (a plain TCP connection within ``REACH_TIMEOUT``; Dask itself would retry for
+    ``CONNECT_TIMEOUT``). UsageError, one line."""
+    if _local_workers(address) is not None:
+        return
+    scheme, _, rest = address.partition("://")
+    if scheme not in ("tcp", "tls"):
+        raise UsageError(f"--cluster {shown(address)}: a scheduler address is tcp://HOST:PORT or tls://HOST:PORT")
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"--cluster {shown(address)}: expected HOST:PORT with a port between 1 and 65535")
+    try:
+        socket.create_connection((host, int(port)), timeout=REACH_TIMEOUT).close()
+    except (OSError, UnicodeError) as error:
+        why = "no answer" if isinstance(error, TimeoutError) else (getattr(error, "strerror", None) or str(error))
+        raise UsageError(f"--cluster {shown(address)}: cannot reach the Dask scheduler ({why})") from None
 
 
 @contextmanager

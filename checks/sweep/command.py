@@ -39,12 +39,15 @@ from kepcheck.spec.language.loader import ScenarioError, parse_scenario
 
 from kepcheck.checks.exits import EXIT_DIFFERS, EXIT_INCONCLUSIVE, EXIT_OK, UsageError
 from kepcheck.checks.outputs.files import OutputError, atomic_directory, check_output_dir, say
+from kepcheck.checks.outputs.locks import lock_output
 from kepcheck.checks.outputs.progress import PLAIN_SECONDS
 from kepcheck.checks.outputs.trace_report import trace_markdown, write_itf
 from kepcheck.checks.result import HOLDS, INCONCLUSIVE, VIOLATED, CheckResult, Trace, replay
-from kepcheck.checks.search.cluster import cluster_client, map_in_order
-from kepcheck.checks.sweep.bounds import SweepBounds, load_bounds
-from kepcheck.checks.sweep.space import Point, enumerate_points, point_document
+from kepcheck.checks.search.cluster import check_address, cluster_client, map_in_order
+from kepcheck.checks.sweep.bounds import BoundsError, SweepBounds, load_bounds
+from kepcheck.checks.sweep.space import (
+    MAX_SCENARIO_BOUND, Point, enumerate_points, largest_factor, point_document, scenario_bound,
+)
 from kepcheck.checks.sweep.store import STORE_NAME, ResultStore, check_scenario
 from kepcheck.model.context import Context
 
@@ -54,12 +57,21 @@ RESULT_DIR = "result"
 BATCH = 512  # scenarios handed to the worker pool at a time
 
 
-def sweep_points(bounds: SweepBounds) -> tuple[list[Point], int]:
+def sweep_points(bounds: SweepBounds, until: float | None = None) -> tuple[list[Point], int]:
     """The canonical scenarios of ``bounds`` that the loader accepts, and how many it refused (none
-    when the enumeration respects the loader's rules, as it is built to)."""
+    when the enumeration respects the loader's rules, as it is built to). Past ``until`` (wall-clock
+    time: the sweep's deadline) the rest are kept unread: no scenario is checked after it anyway."""
+    bound = scenario_bound(bounds)
+    if bound > MAX_SCENARIO_BOUND:
+        raise BoundsError(bounds.source, largest_factor(bounds), f"the bounds admit up to {bound:.1e} scenarios before "
+                          f"isomorphism reduction, more than {MAX_SCENARIO_BOUND:.0e} can be enumerated; narrow this "
+                          "field first")
     fifo = any(v.kubelet_order == "fifo" for v in VARIANTS if v.name in bounds.variants)
     accepted, refused = [], 0
     for point in enumerate_points(bounds, ordered_classes=not fifo):
+        if until is not None and time.time() >= until:
+            accepted.append(point)
+            continue
         try:
             parse_scenario(point_document(bounds, point), point.name)
         except ScenarioError:
@@ -74,8 +86,14 @@ class Verdict:
 
     def __init__(self, variant: str, prop: str):
         self.variant, self.property = variant, prop
-        self.scenarios = self.states = self.violations = self.inconclusive = 0
+        self.scenarios = self.states = self.violations = self.inconclusive = self.unreached = 0
         self.smallest: tuple | None = None  # (order, point, record)
+
+    def not_reached(self) -> None:
+        """A scenario the sweep's time budget (``--timeout``) left unchecked: inconclusive."""
+        self.scenarios += 1
+        self.inconclusive += 1
+        self.unreached += 1
 
     def add(self, index: int, point: Point, record: dict) -> None:
         self.scenarios += 1
@@ -98,7 +116,9 @@ class Verdict:
             return head + (f"holds on all {self.scenarios:,} scenarios within bounds {bounds.name} "
                            f"({self.states:,} states)")
         if self.verdict == INCONCLUSIVE:
-            return head + f"inconclusive on {self.inconclusive:,} of {self.scenarios:,} scenarios (budget reached)"
+            unreached = f", {self.unreached:,} of them not reached within the time budget" if self.unreached else ""
+            return head + (f"inconclusive on {self.inconclusive:,} of {self.scenarios:,} scenarios (budget "
+                           f"reached{unreached})")
         _, point, record = self.smallest
         pods, nodes, events = point.size
         return head + (f"violated on {self.violations:,} of {self.scenarios:,} scenarios; smallest: {point.name} "
@@ -152,7 +172,9 @@ def _ignore_interrupts() -> None:
 def _checked(bounds: SweepBounds, points: list[Point], store: ResultStore, workers: int | str, budget: tuple,
              progress: _Progress) -> dict[str, list[dict]]:
     """Every point's records, from the store or checked now and stored: in ``workers`` processes, or
-    as tasks on the Dask cluster ``workers`` names (``local:N`` or a scheduler address)."""
+    as tasks on the Dask cluster ``workers`` names (``local:N`` or a scheduler address). With the
+    sweep's deadline in ``budget`` (``check_scenario``), the points it leaves unchecked have no
+    records, and no batch is started once it has passed."""
     pairs = {(v, p) for v in bounds.variants for p in bounds.properties}
     results, todo = {}, []
     for point in points:
@@ -173,12 +195,16 @@ def _checked(bounds: SweepBounds, points: list[Point], store: ResultStore, worke
     if isinstance(workers, str):
         with cluster_client(workers) as client:
             for start in range(0, len(todo), BATCH):
+                if _past(budget):
+                    break
                 batch = todo[start:start + BATCH]
                 _collect(batch, map_in_order(client, check_scenario, *zip(*tasks(batch))), store, results, progress)
         return results
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_ignore_interrupts) as pool:
         try:
             for start in range(0, len(todo), BATCH):  # batches: the documents are built as they are needed
+                if _past(budget):
+                    break
                 batch = todo[start:start + BATCH]
                 _collect(batch, pool.map(check_scenario, *zip(*tasks(batch)), chunksize=8), store, results, progress)
         except BaseException:
@@ -187,27 +213,42 @@ def _checked(bounds: SweepBounds, points: list[Point], store: ResultStore, worke
     return results
 
 
+def _past(budget: tuple) -> bool:
+    """Whether the sweep's deadline (the third item of ``budget``, wall-clock time) has passed."""
+    return len(budget) > 2 and time.time() >= budget[2]
+
+
 def _collect(todo, outcomes, store, results, progress) -> None:
     for point, records in zip(todo, outcomes):
+        if records is None:  # not reached within the sweep's time budget
+            continue
         store.add(point.key, records)
         results[point.key] = records
         progress.update(progress.violations + sum(1 for r in records if r["verdict"] == VIOLATED))
 
 
 def run_sweep(bounds: SweepBounds, directory: Path, workers: int | str = 1, budget: tuple = (None, None),
-              stream=None) -> tuple[list[Verdict], int, int, dict]:
+              stream=None, announce=None) -> tuple[list[Verdict], int, int, dict]:
     """Sweep ``bounds`` with the store in ``directory``: (verdicts per variant × property, scenarios
     checked, scenarios the loader refused, the variants' disagreements: ``disagreements``).
     ``workers``: processes, or a Dask cluster (``local:N`` or a scheduler address,
-    ``checks/search/cluster.py``)."""
-    points, refused = sweep_points(bounds)
+    ``checks/search/cluster.py``). ``budget``: see ``check_scenario``. ``announce(scenarios, refused)``,
+    when given, is called once the scenarios are known, before any is checked."""
+    store = ResultStore(directory, budget)  # first: a store this run cannot continue is refused at once
+    points, refused = sweep_points(bounds, budget[2] if len(budget) > 2 else None)
+    if announce is not None:
+        announce(len(points), refused)
     progress = _Progress(stream if stream is not None else sys.stderr, len(points))
     try:
-        results = _checked(bounds, points, ResultStore(directory), workers, budget, progress)
+        results = _checked(bounds, points, store, workers, budget, progress)
     finally:
         progress.close()
     verdicts = {(v, p): Verdict(v, p) for v in bounds.variants for p in bounds.properties}
     for index, point in enumerate(points):
+        if point.key not in results:
+            for verdict in verdicts.values():
+                verdict.not_reached()
+            continue
         for record in results[point.key]:
             pair = (record["variant"], record["property"])
             if pair in verdicts:
@@ -224,7 +265,7 @@ def disagreements(bounds: SweepBounds, points: list[Point], results: dict) -> di
         return found
     for point in points:
         by_property: dict[str, set] = {}
-        for record in results[point.key]:
+        for record in results.get(point.key, ()):  # none for a scenario not reached
             by_property.setdefault(record["property"], set()).add(record["verdict"])
         for prop in bounds.properties:
             if len(by_property.get(prop, ())) > 1:
@@ -233,11 +274,15 @@ def disagreements(bounds: SweepBounds, points: list[Point], results: dict) -> di
     return found
 
 
-def agreement_lines(bounds: SweepBounds, differing: dict, scenarios: int) -> list[str]:
-    """The summary's lines on the variants' agreement (none with one variant)."""
+def agreement_lines(bounds: SweepBounds, differing: dict, scenarios: int, unreached: int = 0) -> list[str]:
+    """The summary's lines on the variants' agreement (none with one variant); ``unreached``
+    scenarios (left by the time budget) are not counted as agreeing."""
     if len(bounds.variants) < 2:
         return []
     names = ", ".join(bounds.variants)
+    if not differing and unreached:
+        return [f"variants {names}: the same verdict of every property on each of the {scenarios - unreached:,} "
+                f"scenarios checked ({unreached:,} of {scenarios:,} not reached within the time budget)"]
     if not differing:
         return [f"variants {names}: the same verdict of every property on every one of the {scenarios:,} scenarios"]
     return [f"variants {names}: {prop} differs on {count:,} of {scenarios:,} scenarios (first: {first.name})"
@@ -257,7 +302,8 @@ def write_result(bounds: SweepBounds, verdicts: list[Verdict], scenarios: int, t
         lines = [f"# Sweep {bounds.name}", "", f"Bounds: {bounds.describe()}", "",
                  f"{scenarios:,} scenarios (canonical, loaded by the scenario loader).", ""]
         lines += [f"- {verdict.line(bounds)}" for verdict in verdicts]
-        lines += [f"- {line}" for line in agreement_lines(bounds, differing or {}, scenarios)] + [""]
+        unreached = verdicts[0].unreached if verdicts else 0
+        lines += [f"- {line}" for line in agreement_lines(bounds, differing or {}, scenarios, unreached)] + [""]
         (staging / "summary.md").write_text("\n".join(lines), encoding="utf-8")
         for verdict in verdicts:
             if verdict.smallest is not None:
@@ -297,20 +343,35 @@ def command_sweep(options) -> int:
     bounds = load_bounds(options.bounds)
     try:
         directory = _output_directory(options.output or f"sweep-{bounds.name}")
+        lock_output(directory, options.output or f"sweep-{bounds.name}")  # one sweep at a time writes a store
     except OutputError as error:
         raise UsageError(f"-o {error}") from None
     started = time.perf_counter()
     if options.cluster and options.workers:
         raise UsageError("--workers and --cluster exclude each other (a cluster brings its own workers)")
+    if options.cluster:
+        check_address(options.cluster)
     executors = options.cluster or options.workers or 1
-    verdicts, scenarios, refused, differing = run_sweep(bounds, directory, executors,
-                                                        (options.max_states, options.timeout))
-    if not scenarios:
-        raise UsageError(f"{options.bounds}: the bounds admit no scenario the loader accepts (nothing to check)")
-    summary = write_result(bounds, verdicts, scenarios, directory / RESULT_DIR, differing)
-    print(f"sweep {bounds.describe()}")
-    print(f"{scenarios:,} scenarios" + (f" ({refused:,} refused by the loader, not checked)" if refused else ""))
-    for line in [verdict.line(bounds) for verdict in verdicts] + agreement_lines(bounds, differing, scenarios):
+    budget = (options.max_states, options.timeout_per_check)
+    if options.deadline is not None:  # --timeout: the whole sweep, as wall-clock time for every worker
+        until = options.deadline.sooner(min(1.0, 0.2 * options.deadline.seconds))
+        budget += (time.time() + until.left(), options.deadline.seconds)
+
+    def announce(scenarios: int, refused: int) -> None:  # the count, before the checks start
+        if not scenarios:
+            raise UsageError(f"{options.bounds}: the bounds admit no scenario the loader accepts (nothing to check)")
+        print(f"sweep {bounds.describe()}")
+        print(f"{scenarios:,} scenarios" + (f" ({refused:,} refused by the loader, not checked)" if refused else ""),
+              flush=True)
+
+    verdicts, scenarios, refused, differing = run_sweep(bounds, directory, executors, budget, announce=announce)
+    try:
+        summary = write_result(bounds, verdicts, scenarios, directory / RESULT_DIR, differing)
+    except OutputError as error:
+        raise UsageError(f"-o {error}") from None
+    unreached = verdicts[0].unreached if verdicts else 0
+    for line in [verdict.line(bounds) for verdict in verdicts] + agreement_lines(bounds, differing, scenarios,
+                                                                                 unreached):
         print(line)
     where = f"Dask cluster {options.cluster}" if options.cluster else f"{options.workers or 1} worker(s)"
     print(f"{time.perf_counter() - started:.1f} s with {where}; results in {summary}")
@@ -330,5 +391,8 @@ def add_sweep_parser(sub) -> None:
     sweep.add_argument("--cluster", metavar="ADDRESS", help="run the scenarios as tasks on a Dask cluster: local:N "
                        "(N local worker processes) or a scheduler address (tcp://HOST:8786); needs the optional "
                        "'distributed' extra; the same results as --workers")
-    sweep.add_argument("--max-states", type=int, metavar="N", help="state budget per scenario and variant")
-    sweep.add_argument("--timeout", type=float, metavar="S", help="time budget per scenario and variant, seconds")
+    sweep.add_argument("--max-states", type=int, metavar="N", help="state budget of each scenario × variant")
+    sweep.add_argument("--timeout", type=float, metavar="S", help="time budget of the whole sweep, seconds (the "
+                       "scenarios it does not reach are inconclusive, and a re-run with the same -o continues)")
+    sweep.add_argument("--timeout-per-check", type=float, metavar="S", help="time budget of each scenario × variant, "
+                       "seconds")

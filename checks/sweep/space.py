@@ -37,13 +37,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations, combinations_with_replacement, permutations, product
 from typing import Iterator
 
 from kepcheck.checks.sweep.bounds import SweepBounds
 
-__all__ = ["Point", "enumerate_points", "point_document", "distinct_orders", "canonical"]
+__all__ = ["Point", "enumerate_points", "point_document", "distinct_orders", "canonical", "scenario_bound",
+           "largest_factor", "MAX_SCENARIO_BOUND"]
 
 NO_NODE = -1  # a pending pod's node
 
@@ -180,6 +181,48 @@ def _scaled_within_bounds(bounds: SweepBounds, point: Point) -> bool:
                 v // divisor in sizes for v in values[len(point.nodes):]):
             return True
     return False
+
+
+MAX_SCENARIO_BOUND = 10**10  # the most scenarios (before isomorphism reduction) a bounds file may admit
+
+
+def _multisets(kinds: int, counts) -> int:
+    return sum(math.comb(kinds + count - 1, count) for count in counts)
+
+
+def scenario_bound(bounds: SweepBounds) -> int:
+    """An upper bound of the scenarios ``enumerate_points`` examines, computed without enumerating:
+    node kinds to the number of nodes × the pod multisets on each node × the pending pods × every
+    declaration order × every menu. The shipped bounds of ``bench/sweeps/`` admit about 2·10⁹ (23,174
+    canonical scenarios); an enumeration near ``MAX_SCENARIO_BOUND`` would not end in a working day."""
+    sizes = math.prod(len(r.values()) for r in bounds.sizes)
+    classes = len(bounds.priorities) * len(bounds.preemption_policies)
+    kinds = classes * sizes * (("none" in bounds.initial_resizes) + ("Deferred" in bounds.initial_resizes) * sizes)
+    node_kinds = math.prod(len(r.values()) for r in bounds.allocatable) * len(bounds.opt_outs)
+    entries = bounds.pods.high * (sizes + 1) + classes * sizes
+    menus = sum(math.perm(entries, count) for count in range(bounds.max_events + 1))
+    pending = _multisets(classes * sizes, bounds.pending_pods.values())
+    orders = math.factorial(bounds.pods.high)
+    return sum((node_kinds * _multisets(kinds, bounds.pods_per_node.values())) ** count
+               for count in bounds.nodes.values()) * pending * orders * menus
+
+
+def largest_factor(bounds: SweepBounds) -> str:
+    """The field of the bounds file whose narrowing to its least value cuts ``scenario_bound`` most."""
+    def least(r):
+        return type(r)(r.low, r.low)
+    narrowed = {
+        "nodes": replace(bounds, nodes=least(bounds.nodes)),
+        "podsPerNode": replace(bounds, pods_per_node=least(bounds.pods_per_node)),
+        "pendingPods": replace(bounds, pending_pods=least(bounds.pending_pods)),
+        "pods": replace(bounds, pods=least(bounds.pods)),
+        "priorities": replace(bounds, priorities=bounds.priorities[:1]),
+        "environment.maxEvents": replace(bounds, max_events=0),
+    }
+    for i, resource in enumerate(bounds.resources):
+        narrowed[f"resources.{resource}.sizes"] = replace(
+            bounds, sizes=bounds.sizes[:i] + (least(bounds.sizes[i]),) + bounds.sizes[i + 1:])
+    return min(narrowed, key=lambda field: scenario_bound(narrowed[field]))
 
 
 def enumerate_points(bounds: SweepBounds, ordered_classes: bool = True) -> list[Point]:

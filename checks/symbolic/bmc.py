@@ -27,7 +27,9 @@ from kepcheck.spec.kep.properties import ALWAYS, PROPERTIES, PropertySpec
 from kepcheck.checks.engine import Budget, DepthProgress, EngineOptions
 from kepcheck.checks.result import INCONCLUSIVE, NOT_CHECKED, VIOLATED, CheckResult
 from kepcheck.checks.symbolic.induction import proved_invariants
-from kepcheck.checks.symbolic.unrolling import bad_at, check, decode, init_at, invariants_at, new_solver, record, setup, transition
+from kepcheck.checks.symbolic.unrolling import (
+    bad_at, check, decode, init_at, interruptible, invariants_at, new_solver, record, setup, transition,
+)
 from kepcheck.model.context import Context
 from kepcheck.model.expr.scalars import z3_or
 
@@ -67,7 +69,7 @@ class _Search:
         """Add T(s_k-1, s_k) ∧ Inv(s_k), simplified once before it is asserted."""
         if k > 0:
             step = z3.And(transition(self.unrolling, k - 1), invariants_at(self.unrolling, self.invariants, k))
-            self.solver.add(z3.simplify(step, som=False))
+            self.solver.add(interruptible(step.ctx, partial(z3.simplify, som=False), step))
 
     def violations_at(self, k: int) -> None:
         """Report every open property violated at depth ``k``: one check for all of them; the model of a

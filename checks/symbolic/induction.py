@@ -134,7 +134,7 @@ def _prove(ctx: Context, spec: PropertySpec, max_k: int, invariants: list, timeo
 
 def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIES, max_k: int = 3, *,
                     timeout: float | None = None, parametric=None, strengthen: bool = True,
-                    progress: Callable | None = None) -> list[CheckResult]:
+                    progress: Callable | None = None, until: float | None = None) -> list[CheckResult]:
     """k-induction (k = 1 … ``max_k``, simple-path constraint) of every ``always`` property.
 
     The strengthening invariants of ``model/properties/strengthening/`` are first proved themselves (their
@@ -144,16 +144,19 @@ def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIE
     rest on (``prove_lemmas``; not in parametric mode, where they do not hold for every size) and,
     once proved, assumed too. Verdicts: ``proved`` (k in ``depth`` and ``reason``), ``violated`` (the
     base case found a counterexample, replayed), ``inconclusive`` (not k-inductive up to ``max_k``,
-    solver unknown or time budget). ``timeout`` is per property (and for the lemmas). ``progress``,
-    when given, is called with a ``DepthProgress`` before the strengthening proofs and every k tried.
+    solver unknown or time budget). ``timeout`` is per property (and for the lemmas); ``until`` (a
+    ``time.perf_counter()`` value) bounds the whole call: each proof gets at most the time left of
+    it, and a property it leaves no time for is inconclusive. ``progress``, when given, is called
+    with a ``DepthProgress`` before the strengthening proofs and every k tried.
     """
     properties = list(properties)
+    per_property = timeout
     invariants: list = []
     strengthening_note = ""
     if strengthen and progress is not None:
         progress(DepthProgress("induction", 1, max_k, "proving the strengthening invariants"))
     if strengthen:
-        proved, k, why = prove_strengthening(ctx, max_k, timeout=timeout, parametric=parametric)
+        proved, k, why = prove_strengthening(ctx, max_k, timeout=_within(per_property, until), parametric=parametric)
         if proved:
             invariants = [named(f, name) for name, f in STRENGTHENING.items()]
         else:
@@ -169,20 +172,31 @@ def check_induction(ctx: Context, properties: Iterable[PropertySpec] = PROPERTIE
             continue
         if spec.scope != "state" and lemmas_pending:
             lemmas_pending = False
-            proved, _, why = prove_lemmas(ctx, max_k, invariants=invariants, timeout=timeout)
+            proved, _, why = prove_lemmas(ctx, max_k, invariants=invariants, timeout=_within(per_property, until))
             if proved:
                 known = {f.__name__ for f in invariants}
                 invariants = invariants + [named(f, name) for name, f in _lemma_predicates() if name not in known]
             else:
                 strengthening_note += f" (preemption lemmas not proved: {why})"
+        if until is not None and time.perf_counter() >= until:
+            results[spec.name] = record(ctx, spec, "induction", INCONCLUSIVE, reason="time budget exhausted")
+            continue
         told = None if progress is None else partial(_told, progress, max_k, f"{spec.name} ({len(results) + 1} of "
                                                                               f"{len(properties)})")
-        result = _prove(ctx, spec, max_k, invariants, timeout, parametric, told)
+        result = _prove(ctx, spec, max_k, invariants, _within(per_property, until), parametric, told)
         result.reason += strengthening_note
         results[spec.name] = result
         if result.verdict == PROVED and spec.scope == "state":
             invariants.append(named(PREDICATES[spec.name], spec.name))
     return [results[spec.name] for spec in properties]
+
+
+def _within(timeout: float | None, until: float | None) -> float | None:
+    """``timeout`` cut to the time left before ``until`` (at least a millisecond)."""
+    if until is None:
+        return timeout
+    left = max(0.001, until - time.perf_counter())
+    return left if timeout is None else min(timeout, left)
 
 
 def _told(progress: Callable, max_k: int, subject: str, k: int) -> None:
@@ -195,7 +209,9 @@ class InductionEngine:
     name = "induction"
 
     def check(self, ctx: Context, properties, *, budget: Budget, options: EngineOptions) -> list[CheckResult]:
+        until = None if budget.timeout is None else time.perf_counter() + budget.timeout  # the whole context
         return check_induction(ctx, properties, options.max_k, timeout=budget.timeout, parametric=options.parametric,
+                               until=until,
                                progress=None if options.progress is None else partial(options.progress, ctx))
 
 

@@ -20,6 +20,7 @@ again concretely before it is reported (``decode``); a trace that does not repla
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Iterable
@@ -37,7 +38,7 @@ from kepcheck.model.init import initial_state
 from kepcheck.model.properties.catalog import PREDICATES
 
 __all__ = ["init_at", "transition", "unroll", "bad_at", "holds_at", "simple_path", "invariants_at", "k_hypothesis",
-           "bmc", "k_induction", "Conjunction", "decode", "record", "setup", "new_solver", "check", "named"]
+           "bmc", "k_induction", "Conjunction", "decode", "record", "setup", "new_solver", "check", "named", "interruptible"]
 
 
 def init_at(unrolling: Unrolling, step: int = 0):
@@ -225,8 +226,35 @@ def check(solver: z3.Solver, deadline: float | None, *assumptions):
         if remaining <= 0:
             return z3.unknown, "time budget exhausted"
         solver.set("timeout", max(1, int(remaining * 1000)))
-    result = solver.check(*assumptions)
+    result = interruptible(solver.ctx, solver.check, *assumptions)
     return result, (solver.reason_unknown() if result == z3.unknown else "")
+
+
+def interruptible(context: z3.Context, call, *arguments):
+    """``call(*arguments)`` — a long Z3 call: a check, a simplification — in a helper thread (ctypes
+    lets go of the GIL), so that the main thread keeps running Python and a SIGINT/SIGTERM handler
+    raises there at once; Z3 is then interrupted (``Context.interrupt``) and the signal's exception
+    goes on. Without this a long Z3 call holds a signal until it returns."""
+    outcome: list = []
+
+    def run() -> None:
+        try:
+            outcome.append(call(*arguments))
+        except BaseException as error:  # noqa: BLE001 - handed to the main thread
+            outcome.append(error)
+
+    worker = threading.Thread(target=run, name="kepcheck-z3", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.05)
+    except BaseException:
+        context.interrupt()
+        worker.join()
+        raise
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def named(function, name):
