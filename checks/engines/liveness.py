@@ -16,10 +16,12 @@ Fairness is weak fairness per action instance (e.g. ``FinishTermination(pod=batc
 action groups assumed fair
 (``spec/kep/fairness.py``): a component is fair iff every fair action instance that is enabled in all
 of its states is taken on some edge inside it. Checking the maximal components suffices (a
-sub-cycle of an unfair component is unfair too). The components are scipy's (Pearce's algorithm on
-the compressed rows); the fairness of every component is one pass of array operations over the
-action ids of its edges; only the bad states that lie on a cycle of the whole graph (or have no
-successor) are looked at for a pod's premise and goal.
+sub-cycle of an unfair component is unfair too). The components come from Tarjan's algorithm in C
+on the compressed rows (``checks/vector/components.c``), with scipy's ``connected_components`` as
+the fallback where there is no C compiler; weak fairness is judged per component in C too (numpy
+array operations over the action ids of its edges as the fallback); networkx only rebuilds the
+lasso inside a violating component (``checks/engines/lasso.py``); only the bad states that lie on a
+cycle of the whole graph (or have no successor) are looked at for a pod's premise and goal.
 
 A violation is a lasso in the common trace type: the shortest prefix (breadth-first) to the
 first premise state of the component, and a loop inside the component that is itself a fair run:
