@@ -20,7 +20,7 @@ __all__ = ["EXIT_OK", "EXIT_DIFFERS", "EXIT_USAGE", "EXIT_INCONCLUSIVE", "EXIT_I
            "UsageError", "validate_options", "internal_error", "OUTPUT_FLAGS"]
 
 EXIT_OK, EXIT_DIFFERS, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_INTERNAL = 0, 1, 2, 3, 4
-EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 128 + their number (output.Interrupted.code)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 128 + their number (checks/outputs/signals.Interrupted.code)
 POSITIVE = ("max_states", "timeout", "timeout_per_check", "depth", "max_k", "examples", "steps", "workers")
 OUTPUT_FLAGS = {"report": "--report", "out": "--out"}  # option -> flag of a report directory
 UNROLLING_ENGINES = ("bmc", "induction")  # they unroll depths and keep no states: --max-states means nothing

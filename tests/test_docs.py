@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).parent.parent
 DOCS = ROOT / "docs"
 SKIPPED_FOLDERS = {".venv", ".git", ".cache", "reports", "site", "node_modules", "__pycache__", ".pytest_cache",
-                   ".hypothesis"}
+                   ".hypothesis", "build", "dist"}  # build/, dist/: a plain `pip install .`'s copies, not sources
 SUFFIXES = {".py", ".md", ".yaml", ".yml", ".json", ".toml", ".c", ".mmd", ".txt", ".sh"}
 
 # What a citation of a file outside the repository looks like: the design folder's reference, design and
@@ -39,7 +39,8 @@ STYLE_CITATION = re.compile(r"docs/style\.md\s+(R\d+)((?:,\s*R\d+)*)")
 
 def _files():
     for folder, subfolders, names in os.walk(ROOT):
-        subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED_FOLDERS)
+        subfolders[:] = sorted(name for name in subfolders
+                               if name not in SKIPPED_FOLDERS and not name.endswith(".egg-info"))
         for name in sorted(names):
             path = Path(folder) / name
             if path.suffix in SUFFIXES or name == "Makefile":

@@ -42,10 +42,12 @@ from kepcheck.checks.exits import (
 from kepcheck.checks.kube.export import add_export_parser, command_export
 from kepcheck.checks.kube.import_command import add_import_parser, command_import
 from kepcheck.checks.outputs.files import (
-    Interrupted, OutputError, ascii_only, console as _console, install_interrupt_handlers,
-    interrupt_handled, quiet_stdout, restore_handlers, say as _say, tolerant_streams,
+    OutputError, ascii_only, console as _console, quiet_stdout, say as _say, tolerant_streams,
 )
 from kepcheck.checks.outputs.progress import PLAIN_SECONDS, Reporter, statistics
+from kepcheck.checks.outputs.signals import (
+    Interrupted, install_interrupt_handlers, interrupt_handled, restore_handlers, swallowed_interrupt,
+)
 from kepcheck.checks.outputs.report import counted, format_trace, result_record
 from kepcheck.checks.outputs.review import variant_diff, write_review
 from kepcheck.checks.result import INCONCLUSIVE
@@ -359,14 +361,19 @@ def _run_command(options) -> int:
         _say(f"kepcheck: error: {OUTPUT_FLAGS['report' if options.command == 'check' else 'out']} {error}")
         return EXIT_USAGE
     except KeyboardInterrupt as error:
-        interrupt_handled()
-        _say("kepcheck: interrupted" + (f" ({error})" if isinstance(error, Interrupted) else ""))
-        return error.code if isinstance(error, Interrupted) else EXIT_INTERRUPTED
+        return _interrupted(error)
     except BrokenPipeError:
         quiet_stdout()
         return getattr(options, "outcome_code", EXIT_OK)
     except Exception as error:  # noqa: BLE001 - the last resort: one line, exit 4
-        return internal_error(options, error)
+        swallowed = swallowed_interrupt()  # a signal whose exception another one wrapped on its way up
+        return internal_error(options, error) if swallowed is None else _interrupted(swallowed)
+
+
+def _interrupted(error: KeyboardInterrupt) -> int:
+    interrupt_handled()
+    _say("kepcheck: interrupted" + (f" ({error})" if isinstance(error, Interrupted) else ""))
+    return error.code if isinstance(error, Interrupted) else EXIT_INTERRUPTED
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,22 +23,19 @@ import errno
 import glob
 import os
 import shutil
-import signal
 import stat
 import sys
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from kepcheck.checks.outputs.signals import deferred_signals
 
-__all__ = ["OutputError", "Interrupted", "check_output_dir", "atomic_directory", "REPORT_HEADING", "quiet_stdout",
-           "tolerant_streams", "ascii_only", "deferred_signals", "install_interrupt_handlers", "restore_handlers",
-           "console", "width_of", "say", "interrupt_handled"]
+__all__ = ["OutputError", "check_output_dir", "atomic_directory", "REPORT_HEADING", "quiet_stdout",
+           "tolerant_streams", "ascii_only", "console", "width_of", "say"]
 
 REPORT_HEADING = "# KEP-5836 design review"  # the first line of every review's index.md
 REPORT_ENTRIES = frozenset({"index.md", "lifecycle.md", "lifecycle.dot", "scenarios", "traces"})
-_HELD_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
 
 class OutputError(Exception):
@@ -143,108 +140,6 @@ def check_output_dir(value) -> Path:
         _check_existing(value, target)
     _check_parent(value, target)
     return target
-
-
-class Interrupted(KeyboardInterrupt):
-    """A signal that ends the run (SIGINT, SIGTERM, SIGHUP): exit code 128 + the signal's number."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.code = 128 + signum
-
-
-_HOLD = {"depth": 0, "pending": None, "handled": False}
-_RESEND = {"thread": None, "stop": threading.Event()}
-_RESEND_SECONDS = 0.25
-
-
-def _in_finalizer(frame) -> bool:
-    """Whether the signal came inside a ``__del__`` (an exception raised there is printed as
-    "Exception ignored" and lost: Z3 frees its terms in ``__del__``)."""
-    for _ in range(64):
-        if frame is None:
-            return False
-        if frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _resend(signum: int) -> None:
-    """Deliver the signal again every ``_RESEND_SECONDS`` until the run has handled it, so that an
-    interrupt that landed in a finalizer (or was otherwise swallowed) still ends the run."""
-    while not _RESEND["stop"].wait(_RESEND_SECONDS):
-        try:
-            os.kill(os.getpid(), signum)
-        except OSError:
-            return
-
-
-def _on_signal(signum, frame) -> None:
-    """Raise ``Interrupted`` in the main thread, unless inside ``deferred_signals`` (then at its end)
-    or a finalizer (then at the next resend). Once the run has handled one, signals are ignored."""
-    if _HOLD["handled"]:
-        return
-    if _RESEND["thread"] is None:
-        _RESEND["thread"] = threading.Thread(target=_resend, args=(signum,), name="kepcheck-resend", daemon=True)
-        _RESEND["thread"].start()
-    if _HOLD["depth"]:
-        _HOLD["pending"] = _HOLD["pending"] or signum
-    elif not _in_finalizer(frame):
-        raise Interrupted(signum)
-
-
-def install_interrupt_handlers() -> dict:
-    """Turn SIGINT, SIGTERM and SIGHUP into ``Interrupted`` (so ``finally`` blocks and context
-    managers clean up); returns the previous handlers for ``restore_handlers``. Outside the main
-    thread (where handlers cannot be set) nothing changes."""
-    previous = {}
-    _HOLD.update(depth=0, pending=None, handled=False)
-    _RESEND.update(thread=None, stop=threading.Event())
-    for signum in _HELD_SIGNALS:
-        try:
-            previous[signum] = signal.signal(signum, _on_signal)
-        except (ValueError, OSError):
-            pass
-    return previous
-
-
-def interrupt_handled() -> None:
-    """The run has caught its ``Interrupted``: ignore further signals and stop resending."""
-    _HOLD["handled"] = True
-    _RESEND["stop"].set()
-    if _RESEND["thread"] is not None:
-        _RESEND["thread"].join()
-
-
-def restore_handlers(previous: dict) -> None:
-    """Put back the handlers ``install_interrupt_handlers`` replaced (after ``interrupt_handled``)."""
-    interrupt_handled()
-    for signum, handler in previous.items():
-        if handler is not None:
-            signal.signal(signum, handler)
-
-
-@contextmanager
-def deferred_signals() -> Iterator[None]:
-    """Hold back SIGINT/SIGTERM/SIGHUP for the block: one that arrives is delivered after it. The
-    signal mask covers Python's default handlers in a single thread; the counter covers
-    ``_on_signal``, whichever thread the kernel picks."""
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    except (AttributeError, ValueError, OSError):
-        previous = None
-    _HOLD["depth"] += 1
-    try:
-        yield
-    finally:
-        _HOLD["depth"] -= 1
-        if previous is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        if not _HOLD["depth"] and _HOLD["pending"] is not None:
-            signum, _HOLD["pending"] = _HOLD["pending"], None
-            if not _HOLD["handled"]:
-                raise Interrupted(signum)
 
 
 def remove_dead_staging(target: Path) -> None:

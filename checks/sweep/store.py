@@ -29,7 +29,7 @@ from kepcheck.spec.language.loader import parse_scenario
 from kepcheck.spec.limits import cut
 
 from kepcheck.checks.engine import Budget, Deadline, EngineOptions
-from kepcheck.checks.outputs.files import deferred_signals
+from kepcheck.checks.outputs.signals import deferred_signals
 from kepcheck.checks.result import INCONCLUSIVE, VIOLATED
 from kepcheck.checks.run import run_checks
 

@@ -40,6 +40,11 @@ from kepcheck.model.properties.catalog import PREDICATES
 __all__ = ["init_at", "transition", "unroll", "bad_at", "holds_at", "simple_path", "invariants_at", "k_hypothesis",
            "bmc", "k_induction", "Conjunction", "decode", "record", "setup", "new_solver", "check", "named", "interruptible"]
 
+# Z3 installs its own SIGINT handler during a check (its ``ctrl_c`` parameter): a Ctrl-C would then
+# cancel the check as "unknown" and never reach kepcheck's handler (``checks/outputs/files.py``),
+# so the run would end as inconclusive instead of interrupted. ``interruptible`` interrupts Z3 itself.
+z3.set_param("ctrl_c", False)
+
 
 def init_at(unrolling: Unrolling, step: int = 0):
     """I(s_step): the state at ``step`` is the scenario's initial state (plus the parametric bounds)."""
