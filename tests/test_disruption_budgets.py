@@ -26,7 +26,7 @@ from kepcheck.spec.kep.variants import variant_by_name
 from kepcheck.spec.kep.vocabulary import Phase
 
 from conftest import assert_refused
-from test_actions import build, deferred, get, node, pod, run, setp
+from test_actions import deferred, get, node, pod, run, setp
 
 SHIPPED = "spec/scenarios/20-budget-protected-deferred-pod.yaml"
 

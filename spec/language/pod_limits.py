@@ -13,8 +13,6 @@ Limits are read only for the class: the scheduler and the kubelet's fit use requ
 
 from __future__ import annotations
 
-from typing import Any
-
 from kepcheck.spec.kubernetes.qos import defaulted_requests, infeasible_resources, over_limit, qos_class
 from kepcheck.spec.language.fields import FieldReader
 from kepcheck.spec.limits import shown
