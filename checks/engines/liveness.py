@@ -164,19 +164,18 @@ class _Judge:
         if not len(stepping):
             return None
         unfair = self.unfair(whole, fair)
-        sources = dict(zip(stepping.tolist(), graph.source_of(stepping).tolist()))
+        sources = graph.source_of(stepping)
         earliest = numpy.full(len(whole.size), graph.states, dtype=numpy.int64)  # per component, its first state
         numpy.minimum.at(earliest, whole.label, numpy.arange(graph.states))
-        stepping = stepping[numpy.argsort(earliest[whole.label[graph.source_of(stepping)]], kind="stable")]
-        for edge in stepping:  # the components by their earliest state, each one's steps by source
-            edge = int(edge)
-            component = int(whole.label[sources[edge]])
+        order = numpy.argsort(earliest[whole.label[sources]], kind="stable")
+        for edge, source in zip(stepping[order].tolist(), sources[order].tolist()):
+            component = int(whole.label[source])  # the components by their earliest state, each one's steps by source
             if unfair[component]:
                 continue
             nodes = whole.members(component)
             small, members = component_graph(graph, nodes), set(nodes.tolist())
             _, always = fair_component(small, members, fair)
-            step = (int(sources[edge]), int(graph.targets[edge]), graph.actions[int(graph.kinds[edge])])
+            step = (source, int(graph.targets[edge]), graph.actions[int(graph.kinds[edge])])
             trace = self._lasso(small, int(nodes[0]), members, set(always), fair, (step,))
             return LivenessFinding(trace, None, "a fair loop keeps evicting: "
                                    + explain(self.ctx, small, members, fair, always))

@@ -120,19 +120,17 @@ def strongly_connected(graph: StateGraph, within: numpy.ndarray | None = None) -
         if count < 0:
             raise MemoryError("no memory for the strongly connected components")
         del mask
-        size = numpy.bincount(label[label >= 0], minlength=count).astype(numpy.int32)
-        lasting = (size > 1).astype(numpy.uint8)
-        inside = _inside_native(native, graph, label, lasting)
-        lasting = lasting.astype(bool)
+        looping = numpy.zeros(count, dtype=numpy.uint8)
+        inside = _inside_native(native, graph, label, looping)
     else:
         label = _scipy_components(graph, within)
         count = int(label.max()) + 1 if len(label) else 0
         sources = graph.sources()
         inside = numpy.flatnonzero((label[sources] >= 0) & (label[sources] == label[graph.targets]))
-        size = numpy.bincount(label[label >= 0], minlength=count)
-        lasting = size > 1
-        loops = inside[sources[inside] == graph.targets[inside]]
-        lasting[label[graph.targets[loops]]] = True
+        looping = numpy.zeros(count, dtype=numpy.uint8)
+        looping[label[graph.targets[inside[sources[inside] == graph.targets[inside]]]]] = 1
+    size = numpy.bincount(label[label >= 0], minlength=count).astype(numpy.int32)
+    lasting = (size > 1) | looping.astype(bool)
     ends = numpy.flatnonzero((graph.out_degrees() == 0) & (label >= 0))
     lasting[label[ends]] = True
     return Components(label, size, lasting, inside)
